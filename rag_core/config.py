@@ -1,0 +1,128 @@
+"""Settings from the environment, and ``RAGConfig``: every tunable parameter in one validated model.
+
+``Settings`` holds deployment facts (where data lives, which servers exist) read from ``RAG_*``
+environment variables. ``RAGConfig`` holds what a user tunes (chunking, embedding, retrieval, agent);
+named configurations are saved as JSON in the data directory (see ``rag_core.configstore``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Deployment settings, read from ``RAG_*`` environment variables (or a ``.env`` file)."""
+
+    model_config = SettingsConfigDict(env_prefix="RAG_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(default=PROJECT_ROOT / ".rag_data", description="Where documents, indexes, configs live.")
+    # OpenAI-compatible chat model for the agent and the LLM router (off when base URL and model are empty).
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    llm_model: str = ""
+    llm_timeout_s: float = 30.0
+    llm_max_retries: int = 3
+    # OpenAI-compatible embeddings endpoint for the ``openai`` embedder.
+    embed_base_url: str = ""
+    embed_api_key: str = ""
+    embed_model: str = "text-embedding-3-small"
+    # Chroma server (client/server mode); empty host means embedded PersistentClient in data_dir.
+    chroma_host: str = ""
+    chroma_port: int = 8000
+    # SearxNG-compatible JSON search API for the ``web`` route; empty means not configured.
+    web_search_url: str = ""
+    max_upload_mb: int = 50
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def web_configured(self) -> bool:
+        return bool(self.web_search_url)
+
+
+def get_settings() -> Settings:
+    """Fresh settings from the current environment (cheap; callers may cache)."""
+    return Settings()
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ChunkingConfig(_Strict):
+    strategy: Literal["structure", "fixed"] = "structure"
+    max_tokens: int = Field(512, ge=32, le=8192)
+    overlap: int = Field(32, ge=0, le=1024, description="Token overlap when prose is split (structure) or between windows (fixed).")
+
+    @model_validator(mode="after")
+    def _overlap_below_max(self) -> ChunkingConfig:
+        if self.overlap >= self.max_tokens:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})")
+        return self
+
+
+class EmbeddingConfig(_Strict):
+    embedder: Literal["minilm", "hash", "openai"] = "minilm"
+    hash_dim: int = Field(384, ge=16, le=4096)
+
+
+class RetrievalConfig(_Strict):
+    strategy: Literal["auto", "vector", "keyword", "hybrid"] = "auto"
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = Field(60, ge=1, le=1000)
+    hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the vector score in weighted fusion.")
+    granularity: Literal["document", "section", "paragraph", "row", "any"] = "paragraph"
+    chunk_types: list[Literal["prose", "code", "table", "list", "quote", "heading"]] | None = None
+    use_intent_filter: bool = True
+    initial_k: int = Field(3, ge=1, le=100)
+    max_k: int = Field(20, ge=1, le=200)
+    max_iterations: int = Field(3, ge=1, le=10)
+    min_confidence: float = Field(0.7, ge=0.0, le=1.0)
+    min_score: float = Field(0.0, ge=0.0, le=1.0, description="Hits whose calibrated confidence is below are dropped.")
+    dedup_threshold: float = Field(0.85, ge=0.5, le=1.0)
+    token_budget: int = Field(4000, ge=100, le=128_000)
+
+    @model_validator(mode="after")
+    def _k_order(self) -> RetrievalConfig:
+        if self.initial_k > self.max_k:
+            raise ValueError(f"initial_k ({self.initial_k}) must not exceed max_k ({self.max_k})")
+        return self
+
+
+class AgentConfig(_Strict):
+    policy: Literal["offline", "llm"] = "offline"
+    max_steps: int = Field(6, ge=1, le=30)
+    max_retrievals: int = Field(4, ge=1, le=30)
+    context_budget: int = Field(3000, ge=200, le=128_000)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+
+
+class RAGConfig(_Strict):
+    """Every tunable parameter of chunking, embedding, retrieval and the agent."""
+
+    name: str = Field("default", min_length=1, max_length=80, pattern=r"^[A-Za-z0-9 _.\-]+$")
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+
+    def index_key(self) -> str:
+        """Short hash of what determines an index: chunking parameters + embedder."""
+        payload = json.dumps(
+            {"chunking": self.chunking.model_dump(), "embedding": self.embedding.model_dump()}, sort_keys=True
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:10]
+
+    def collection_name(self, base: str = "docs") -> str:
+        """Chroma collection name for this configuration (3–63 chars, [a-zA-Z0-9._-])."""
+        return f"{base}-{self.index_key()}"

@@ -1,0 +1,34 @@
+"""Shared fixtures: every test gets its own data directory so nothing touches `.rag_data/`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path, monkeypatch):
+    data_dir = tmp_path / "rag_data"
+    monkeypatch.setenv("RAG_DATA_DIR", str(data_dir))
+    for var in ("RAG_LLM_BASE_URL", "RAG_LLM_MODEL", "RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL", "RAG_EMBED_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    yield data_dir
+
+
+@pytest.fixture
+def data_dir(_isolated_data_dir) -> Path:
+    return _isolated_data_dir
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.exists():
+        pytest.skip("../shared is not beside this checkout")
+    return SHARED
