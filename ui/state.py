@@ -1,0 +1,137 @@
+"""Shared app state: cached heavy objects (one per process) and per-user state in ``st.session_state``.
+
+Heavy, thread-safe objects (settings, document store, embedders, indexes) are ``st.cache_resource``;
+what a user picked (active configuration, cross-page pre-fills) lives only in ``st.session_state``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core.errors import RagError
+
+log = logging.getLogger(__name__)
+
+ACTIVE_CONFIG_KEY = "active_config"
+# Cross-page pre-fills, set by ``goto`` and read (then cleared) by the target page.
+PREFILL_KEY = "prefill"
+
+PAGES = {
+    "home": "pages/home.py",
+    "documents": "pages/documents.py",
+    "explorer": "pages/chunk_explorer.py",
+    "lab": "pages/retrieval_lab.py",
+    "agent": "pages/agent_playground.py",
+    "evaluate": "pages/evaluate.py",
+}
+
+
+@st.cache_resource(show_spinner=False)
+def settings() -> Settings:
+    return get_settings()
+
+
+@st.cache_resource(show_spinner=False)
+def document_store():
+    from rag_core.documents import DocumentStore
+
+    return DocumentStore(settings().data_dir)
+
+
+@st.cache_resource(show_spinner=False)
+def config_store():
+    from rag_core.configstore import ConfigStore
+
+    return ConfigStore(settings().data_dir)
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def embedder(name: str):
+    from rag_core.embeddings import get_embedder
+
+    return get_embedder(name, settings(), cache_dir=settings().data_dir / "embedding_cache")
+
+
+@st.cache_resource(show_spinner="Opening the index…", max_entries=8)
+def _index(collection: str, config_json: str):
+    from rag_core.index import Index
+
+    config = RAGConfig.model_validate_json(config_json)
+    return Index.open(collection, settings(), embedder(config.embedding.embedder), config.chunking)
+
+
+def index_for(config: RAGConfig):
+    """The index of ``config``'s chunking + embedder (one Chroma collection per index configuration)."""
+    index_config = RAGConfig(chunking=config.chunking, embedding=config.embedding)
+    return _index(config.collection_name(), index_config.model_dump_json())
+
+
+def active_config() -> RAGConfig:
+    """The user's active configuration (session state), starting from the saved ``default`` if any."""
+    if ACTIVE_CONFIG_KEY not in st.session_state:
+        config = RAGConfig()
+        try:
+            store = config_store()
+            if "default" in store.list():
+                config = store.load("default")
+        except Exception:  # a corrupt saved default must not break the app; start from defaults
+            log.exception("could not load the saved default configuration")
+        st.session_state[ACTIVE_CONFIG_KEY] = config
+    return st.session_state[ACTIVE_CONFIG_KEY]
+
+
+def set_active_config(config: RAGConfig) -> None:
+    st.session_state[ACTIVE_CONFIG_KEY] = config
+
+
+def active_index():
+    return index_for(active_config())
+
+
+def goto(page: str, **prefill: Any) -> None:
+    """Switch to ``page`` (a key of ``PAGES``) with values the target page pre-fills its widgets from."""
+    st.session_state[PREFILL_KEY] = {"page": page, **prefill}
+    st.switch_page(PAGES[page])
+
+
+def take_prefill(page: str) -> dict[str, Any]:
+    """Pre-fill values addressed to ``page`` (consumed once)."""
+    prefill = st.session_state.get(PREFILL_KEY)
+    if prefill and prefill.get("page") == page:
+        del st.session_state[PREFILL_KEY]
+        return {k: v for k, v in prefill.items() if k != "page"}
+    return {}
+
+
+def guarded(action: Callable[[], Any], what: str) -> Any:
+    """Run ``action``; show a clear message instead of a traceback when it fails. Returns None on failure."""
+    try:
+        return action()
+    except RagError as e:
+        st.error(f"{what} failed: {e}")
+    except ValueError as e:
+        st.error(f"{what}: {e}")
+    except Exception as e:  # last resort: the user gets a message, the log gets the traceback
+        log.exception("%s failed", what)
+        st.error(f"{what} failed unexpectedly ({type(e).__name__}: {e}). The app is still usable; details are in the server log.")
+    return None
+
+
+def config_badge() -> None:
+    """One line naming the active configuration, shown on every page's sidebar."""
+    config = active_config()
+    r = config.retrieval
+    st.sidebar.caption(
+        f"**Active config:** `{config.name}` · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
+        f"{config.embedding.embedder} · {r.strategy} k={r.initial_k}→{r.max_k} · agent {config.agent.policy}"
+    )
+    s = settings()
+    if s.llm_configured:
+        st.sidebar.caption(f"LLM: `{s.llm_model}` at {s.llm_base_url}")
+    else:
+        st.sidebar.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")
