@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): each module has ``main(argv=None)`` printing a Markdown table into bench/results/."""
