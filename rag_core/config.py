@@ -62,7 +62,9 @@ class _Strict(BaseModel):
 class ChunkingConfig(_Strict):
     strategy: Literal["structure", "fixed"] = "structure"
     max_tokens: int = Field(512, ge=32, le=8192)
-    overlap: int = Field(32, ge=0, le=1024, description="Token overlap when prose is split (structure) or between windows (fixed).")
+    overlap: int = Field(
+        32, ge=0, le=1024, description="Token overlap when prose is split (structure) or between windows (fixed)."
+    )
 
     @model_validator(mode="after")
     def _overlap_below_max(self) -> ChunkingConfig:

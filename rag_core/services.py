@@ -26,4 +26,5 @@ def open_index(config: RAGConfig, settings: Settings | None = None, collection: 
     from rag_core.index import Index
 
     settings = settings or get_settings()
-    return Index.open(collection or config.collection_name(), settings, open_embedder(config, settings), config.chunking)
+    name = collection or config.collection_name()
+    return Index.open(name, settings, open_embedder(config, settings), config.chunking)

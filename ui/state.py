@@ -118,7 +118,10 @@ def guarded(action: Callable[[], Any], what: str) -> Any:
         st.error(f"{what}: {e}")
     except Exception as e:  # last resort: the user gets a message, the log gets the traceback
         log.exception("%s failed", what)
-        st.error(f"{what} failed unexpectedly ({type(e).__name__}: {e}). The app is still usable; details are in the server log.")
+        st.error(
+            f"{what} failed unexpectedly ({type(e).__name__}: {e}). "
+            "The app is still usable; details are in the server log."
+        )
     return None
 
 
