@@ -1,0 +1,92 @@
+"""LLMClient against the real ``openai`` client and a loopback server: success, retries and clear errors."""
+
+from __future__ import annotations
+
+import socket
+
+import openai_server as fake
+import pytest
+
+from rag_core.config import Settings
+from rag_core.errors import LLMError
+from rag_core.llm import LLMClient, llm_from_settings, parse_retry_after
+
+
+def _client(base_url, make_llm_settings, sleeps=None, **overrides):
+    sleep = sleeps.append if sleeps is not None else (lambda s: None)
+    return LLMClient(make_llm_settings(base_url, **overrides), sleep=sleep)
+
+
+def test_plain_answer_and_usage(scripted_server, make_llm_settings):
+    with scripted_server([fake.answer("Port 8080.")]) as server:
+        result = _client(server.base_url, make_llm_settings).chat([{"role": "user", "content": "port?"}])
+    assert result.content == "Port 8080."
+    assert result.tool_calls == []
+    assert result.usage == {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+    assert server.requests[0]["json"]["model"] == "scripted-model"
+    assert server.requests[0]["json"]["messages"] == [{"role": "user", "content": "port?"}]
+
+
+def test_tool_call_is_parsed_and_tools_sent(scripted_server, make_llm_settings):
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    with scripted_server([fake.tool_call("search", {"query": "jwt"}, call_id="c9")]) as server:
+        result = _client(server.base_url, make_llm_settings).chat([{"role": "user", "content": "q"}], tools=tools)
+    assert [(c.id, c.name, c.arguments) for c in result.tool_calls] == [("c9", "search", '{"query": "jwt"}')]
+    assert server.requests[0]["json"]["tools"] == tools
+    assert result.assistant_message()["tool_calls"][0]["function"]["name"] == "search"
+
+
+def test_429_honours_retry_after(scripted_server, make_llm_settings):
+    sleeps: list[float] = []
+    script = [fake.error(429, "slow down", headers={"Retry-After": "2"}), fake.answer("ok")]
+    with scripted_server(script) as server:
+        result = _client(server.base_url, make_llm_settings, sleeps).chat([{"role": "user", "content": "q"}])
+    assert result.content == "ok"
+    assert sleeps == [2.0]
+    assert len(result.retries) == 1 and "429" in result.retries[0]
+
+
+def test_500_backs_off_exponentially_then_fails(scripted_server, make_llm_settings):
+    sleeps: list[float] = []
+    with scripted_server([fake.error(500), fake.error(502), fake.error(503)]) as server:
+        client = _client(server.base_url, make_llm_settings, sleeps)
+        with pytest.raises(LLMError, match="kept failing: server error 503 after 3 attempts"):
+            client.chat([{"role": "user", "content": "q"}])
+    assert sleeps == [0.5, 1.0]
+    assert len(server.requests) == 3
+
+
+def test_4xx_is_not_retried(scripted_server, make_llm_settings):
+    with scripted_server([fake.error(401, "bad key")]) as server:
+        with pytest.raises(LLMError, match="401.*RAG_LLM_API_KEY"):
+            _client(server.base_url, make_llm_settings).chat([{"role": "user", "content": "q"}])
+    assert len(server.requests) == 1
+
+
+def test_timeout_gives_clear_error(scripted_server, make_llm_settings):
+    with scripted_server([{"delay": 1.5, **fake.answer("late")}]) as server:
+        client = _client(server.base_url, make_llm_settings, llm_timeout_s=0.3, llm_max_retries=0)
+        with pytest.raises(LLMError, match="did not answer within 0.3 s"):
+            client.chat([{"role": "user", "content": "q"}])
+
+
+def test_endpoint_down_gives_clear_error(make_llm_settings):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = _client(f"http://127.0.0.1:{port}/v1", make_llm_settings, llm_max_retries=1)
+    with pytest.raises(LLMError, match="unreachable.*RAG_LLM_BASE_URL"):
+        client.chat([{"role": "user", "content": "q"}])
+
+
+def test_not_configured():
+    assert llm_from_settings(Settings()) is None
+    with pytest.raises(LLMError, match="RAG_LLM_BASE_URL"):
+        LLMClient(Settings())
+
+
+def test_parse_retry_after():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
