@@ -1,0 +1,144 @@
+"""Named configurations (``RAGConfig``) saved as JSON under ``<data_dir>/configs/``; export and import.
+
+Validation errors from pydantic are turned into one readable line per bad field, e.g.
+``retrieval.initial_k: must be ≥ 1``, so an invalid imported file says exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rag_core.config import RAGConfig
+
+
+def format_validation_error(error: ValidationError) -> str:
+    """One ``field.path: problem`` clause per error, joined with ``; ``."""
+    parts = []
+    for item in error.errors():
+        location = ".".join(str(p) for p in item.get("loc", ())) or "configuration"
+        parts.append(f"{location}: {_problem(item)}")
+    return "; ".join(parts)
+
+
+def _problem(item: dict[str, Any]) -> str:
+    kind, ctx = item.get("type", ""), item.get("ctx") or {}
+    if kind == "greater_than_equal":
+        return f"must be ≥ {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"must be > {ctx.get('gt')}"
+    if kind == "less_than_equal":
+        return f"must be ≤ {ctx.get('le')}"
+    if kind == "less_than":
+        return f"must be < {ctx.get('lt')}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "extra_forbidden":
+        return "unknown field (remove it)"
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "string_pattern_mismatch":
+        return "may hold only letters, digits, spaces, '_', '.' and '-'"
+    message = str(item.get("msg", "invalid value"))
+    return message.removeprefix("Value error, ")
+
+
+def parse_config(data: str | bytes | dict[str, Any], source: str = "configuration") -> RAGConfig:
+    """Validate JSON text (or a parsed dict) as a ``RAGConfig``; ``ValueError`` names each bad field."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{source}: not UTF-8 JSON text") from e
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from e
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object with chunking, embedding, retrieval and agent sections")
+    try:
+        return RAGConfig.model_validate(data)
+    except ValidationError as e:
+        raise ValueError(f"{source}: {format_validation_error(e)}") from e
+
+
+class ConfigStore:
+    """Saved configurations, one JSON file per name, written atomically."""
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.root = Path(data_dir) / "configs"
+
+    def _path(self, name: str) -> Path:
+        if not name or not name.strip(" .") or "/" in name or "\\" in name:
+            raise ValueError(f"'{name}' is not a valid configuration name (letters, digits, spaces, '_', '.', '-')")
+        return self.root / f"{name}.json"
+
+    def list(self) -> list[str]:
+        """Saved configuration names, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.stem for p in self.root.glob("*.json"))
+
+    def exists(self, name: str) -> bool:
+        return self._path(name).is_file()
+
+    def save(self, config: RAGConfig) -> Path:
+        """Write ``config`` under its ``name`` (replacing a previous version)."""
+        path = self._path(config.name)
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                f.write(config.model_dump_json(indent=2))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def load(self, name: str) -> RAGConfig:
+        path = self._path(name)
+        if not path.is_file():
+            raise ValueError(f"no saved configuration named '{name}'; saved: {', '.join(self.list()) or 'none'}")
+        config = parse_config(path.read_text(encoding="utf-8"), source=f"configuration '{name}'")
+        if config.name != name:  # a file renamed by hand: the file name wins
+            config = config.model_copy(update={"name": name})
+        return config
+
+    def delete(self, name: str) -> None:
+        path = self._path(name)
+        if not path.is_file():
+            raise ValueError(f"no saved configuration named '{name}'")
+        path.unlink()
+
+    def duplicate(self, name: str, new_name: str) -> RAGConfig:
+        """Save a copy of ``name`` as ``new_name`` (which must not exist yet)."""
+        if self.exists(new_name):
+            raise ValueError(f"a configuration named '{new_name}' already exists; pick another name")
+        source = self.load(name)
+        try:
+            copy = RAGConfig.model_validate({**source.model_dump(), "name": new_name})
+        except ValidationError as e:
+            raise ValueError(f"new name: {format_validation_error(e)}") from e
+        self.save(copy)
+        return copy
+
+    def export_json(self, name: str) -> str:
+        return self.load(name).model_dump_json(indent=2)
+
+    def import_json(self, text: str | bytes, name: str | None = None, source: str = "imported file") -> RAGConfig:
+        """Validate and save a configuration from JSON; ``name`` overrides the name inside the file."""
+        config = parse_config(text, source=source)
+        if name:
+            try:
+                config = RAGConfig.model_validate({**config.model_dump(), "name": name})
+            except ValidationError as e:
+                raise ValueError(f"{source}: {format_validation_error(e)}") from e
+        self.save(config)
+        return config

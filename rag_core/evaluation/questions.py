@@ -1,0 +1,356 @@
+"""Question sets: the built-in golden set, uploaded CSV/JSONL files and BEIR folders, plus relevance matching.
+
+A question is judged either by the answer text it must find (so relevance does not depend on chunk boundaries),
+by the document and heading its answer lives under, or — for BEIR — by the ids of relevant corpus documents.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag_core.config import PROJECT_ROOT
+from rag_core.types import HEADING_SEPARATOR, Chunk
+
+GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
+INTENTS = ("fact", "code", "procedure", "data")
+MAX_QUESTIONS = 5000
+
+# Column names accepted in uploads (first is canonical); everything else in a row is an error.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "qid", "query_id"),
+    "question": ("question", "query", "text"),
+    "intent": ("intent",),
+    "answer_text": ("answer_text", "answer", "expected_answer", "expected"),
+    "answer_texts": ("answer_texts", "answers"),
+    "doc": ("doc", "document", "doc_name", "source"),
+    "heading": ("heading", "section"),
+}
+_FIELD_OF = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+_MARKUP = re.compile(r"[`*]")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(slots=True)
+class Question:
+    """One evaluation question with what counts as finding its answer."""
+
+    id: str
+    question: str
+    intent: str | None = None
+    answer_texts: list[str] = field(default_factory=list)
+    doc: str | None = None
+    heading: str | None = None
+    relevant_ids: dict[str, int] = field(default_factory=dict)
+
+    def targets(self) -> list[str]:
+        """Ids of what must be found: one per answer text, else the section, else the relevant documents."""
+        if self.answer_texts:
+            return [f"answer:{i}" for i in range(len(self.answer_texts))]
+        if self.doc or self.heading:
+            return ["section"]
+        return list(self.relevant_ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Question:
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class QuestionSet:
+    """A named list of questions; ``source`` says where it came from (golden, upload name, BEIR folder)."""
+
+    name: str
+    kind: str
+    questions: list[Question]
+    source: str = ""
+
+    def intents(self) -> list[str]:
+        return sorted({q.intent for q in self.questions if q.intent})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "source": self.source,
+                "questions": [q.to_dict() for q in self.questions]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QuestionSet:
+        return cls(name=data["name"], kind=data["kind"], source=data.get("source", ""),
+                   questions=[Question.from_dict(q) for q in data["questions"]])
+
+
+def normalise(text: str) -> str:
+    """Case-folded text with Markdown emphasis/code marks dropped and whitespace collapsed, for containment tests."""
+    return _SPACES.sub(" ", _MARKUP.sub("", text)).strip().casefold()
+
+
+def chunk_matches(question: Question, chunk: Chunk, source_name: str = "") -> list[str]:
+    """The targets of ``question`` this chunk satisfies (see ``Question.targets``)."""
+    if question.doc and not _same_doc(question.doc, chunk, source_name):
+        return []
+    if question.answer_texts:
+        text = normalise(chunk.text)
+        return [f"answer:{i}" for i, answer in enumerate(question.answer_texts) if normalise(answer) in text]
+    if question.doc or question.heading:
+        path = normalise(HEADING_SEPARATOR.join(chunk.heading_path))
+        if question.heading and normalise(question.heading) not in path:
+            return []
+        return ["section"]
+    return [chunk.doc_id] if chunk.doc_id in question.relevant_ids else []
+
+
+def _same_doc(doc: str, chunk: Chunk, source_name: str) -> bool:
+    names = {chunk.doc_id, source_name, str(chunk.metadata.get("source_name", ""))}
+    wanted = doc.casefold()
+    return any(name and (name.casefold() == wanted or Path(name).name.casefold() == wanted) for name in names)
+
+
+def ranked_targets(question: Question, hits: Iterable[tuple[Chunk, str]]) -> list[str]:
+    """Turn ranked chunks into ranked target ids: each target counts at the first chunk that satisfies it.
+
+    A chunk that satisfies nothing new becomes a unique non-relevant id, so standard ranking metrics over
+    ``question.targets()`` measure how early the answers appear.
+    """
+    ranked: list[str] = []
+    found: set[str] = set()
+    for position, (chunk, source_name) in enumerate(hits):
+        new = [t for t in chunk_matches(question, chunk, source_name) if t not in found]
+        if new:
+            found.add(new[0])
+            ranked.append(new[0])
+            # a chunk holding several answers credits the rest at the same depth, one rank later each
+            for extra in new[1:]:
+                found.add(extra)
+                ranked.append(extra)
+        else:
+            ranked.append(f"miss:{position}")
+    return ranked
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_golden(path: Path | None = None) -> QuestionSet:
+    """The built-in golden question set of the sample documents (``samples/golden.jsonl``)."""
+    path = Path(path or GOLDEN_PATH)
+    if not path.exists():
+        raise ValueError(f"the golden question set {path} is missing; it ships with the sample documents")
+    questions = parse_jsonl(path.read_text(encoding="utf-8"), path.name)
+    return QuestionSet(name="golden", kind="golden", questions=questions, source=str(path))
+
+
+def parse_upload(name: str, data: bytes) -> QuestionSet:
+    """Parse an uploaded CSV or JSONL question file (by extension, else by content)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{name}: not UTF-8 text (byte {e.start}); save the file as UTF-8 CSV or JSONL") from e
+    if not text.strip():
+        raise ValueError(f"{name}: the file is empty; expected CSV or JSONL with a 'question' field")
+    suffix = Path(name).suffix.lower()
+    is_jsonl = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
+    questions = parse_jsonl(text, name) if is_jsonl else parse_csv(text, name)
+    return QuestionSet(name=Path(name).stem or "upload", kind="upload", questions=questions, source=name)
+
+
+def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
+    """One JSON object per line; blank lines are skipped. Errors name the line and the field."""
+    rows = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{name} line {line_no}: not valid JSON ({e.msg})") from e
+        if not isinstance(row, dict):
+            raise ValueError(f"{name} line {line_no}: expected a JSON object, got {type(row).__name__}")
+        rows.append((f"line {line_no}", row))
+    return _build(rows, name)
+
+
+def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
+    """A header row then one question per row. ``answer_texts`` may hold a JSON list or ``|``-separated texts."""
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise ValueError(f"{name}: no header row; the first row must name the columns (question, answer_text, ...)")
+    rows = []
+    for row in reader:
+        if None in row:
+            raise ValueError(f"{name} row {reader.line_num}: more values than columns in the header")
+        if not any((v or "").strip() for v in row.values()):
+            continue
+        rows.append((f"row {reader.line_num}", {k: v for k, v in row.items() if v is not None and v.strip() != ""}))
+    return _build(rows, name)
+
+
+def _build(rows: Sequence[tuple[str, dict[str, Any]]], name: str) -> list[Question]:
+    if not rows:
+        raise ValueError(f"{name}: no questions found")
+    if len(rows) > MAX_QUESTIONS:
+        raise ValueError(f"{name}: {len(rows)} questions; at most {MAX_QUESTIONS} per set")
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for position, (where, row) in enumerate(rows, start=1):
+        question = _question(row, f"{name} {where}", default_id=f"q{position}")
+        if question.id in seen:
+            raise ValueError(f"{name} {where}: duplicate id '{question.id}'")
+        seen.add(question.id)
+        questions.append(question)
+    return questions
+
+
+def _question(row: dict[str, Any], where: str, default_id: str) -> Question:
+    values: dict[str, Any] = {}
+    for key, value in row.items():
+        field_name = _FIELD_OF.get(str(key).strip().casefold())
+        if field_name is None:
+            allowed = ", ".join(_ALIASES)
+            raise ValueError(f"{where}: unknown field '{key}'; allowed fields: {allowed}")
+        values[field_name] = value
+    question = _text(values.get("question"), "question", where)
+    if not question:
+        raise ValueError(f"{where}: field 'question' is missing or empty")
+    answers = _answer_list(values.get("answer_texts"), where)
+    single = _text(values.get("answer_text"), "answer_text", where)
+    if single:
+        answers = [single, *[a for a in answers if a != single]]
+    doc = _text(values.get("doc"), "doc", where) or None
+    heading = _text(values.get("heading"), "heading", where) or None
+    if not answers and not doc and not heading:
+        raise ValueError(
+            f"{where}: give 'answer_text' (or 'answer_texts') and/or 'doc' and 'heading' to judge '{question}'"
+        )
+    intent = _text(values.get("intent"), "intent", where).lower() or None
+    if intent is not None and intent not in INTENTS:
+        raise ValueError(f"{where}: field 'intent' is '{intent}'; allowed: {', '.join(INTENTS)}")
+    qid = _text(values.get("id"), "id", where) or default_id
+    return Question(id=qid, question=question, intent=intent, answer_texts=answers, doc=doc, heading=heading)
+
+
+def _text(value: Any, field_name: str, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"{where}: field '{field_name}' must be text, got {type(value).__name__}")
+    return str(value).strip()
+
+
+def _answer_list(value: Any, where: str) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("["):
+            try:
+                value = json.loads(stripped)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: field 'answer_texts' is not a valid JSON list ({e.msg})") from e
+        else:
+            value = stripped.split("|")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: field 'answer_texts' must be a list of texts")
+    return [v.strip() for v in value if v.strip()]
+
+
+# ---------------------------------------------------------------- BEIR folders
+
+
+@dataclass(slots=True)
+class BeirDataset:
+    """A BEIR folder: corpus id → (title, text), query id → text, and query id → {doc id: grade}."""
+
+    name: str
+    corpus: dict[str, tuple[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+    def question_set(self) -> QuestionSet:
+        """The judged queries as a question set (relevance by document id)."""
+        questions = [
+            Question(id=qid, question=self.queries[qid], relevant_ids=dict(rels))
+            for qid, rels in self.qrels.items()
+            if qid in self.queries
+        ]
+        return QuestionSet(name=self.name, kind="beir", questions=questions, source=self.name)
+
+
+def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
+    """Load ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``; only judged queries are kept."""
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"BEIR folder {folder} does not exist or is not a folder")
+    paths = {"corpus": folder / "corpus.jsonl", "queries": folder / "queries.jsonl",
+             "qrels": folder / "qrels" / f"{split}.tsv"}
+    missing = [str(p.relative_to(folder)) for p in paths.values() if not p.is_file()]
+    if missing:
+        raise ValueError(f"BEIR folder {folder} lacks {', '.join(missing)} (expected corpus.jsonl, queries.jsonl, "
+                         f"qrels/{split}.tsv)")
+    qrels = _read_qrels(paths["qrels"])
+    corpus: dict[str, tuple[str, str]] = {}
+    for where, row in _jsonl_rows(paths["corpus"]):
+        doc_id = _required_id(row, where)
+        corpus[doc_id] = (str(row.get("title") or ""), str(row.get("text") or ""))
+    queries: dict[str, str] = {}
+    for where, row in _jsonl_rows(paths["queries"]):
+        qid = _required_id(row, where)
+        if qid in qrels:
+            queries[qid] = str(row.get("text") or "")
+    if not corpus:
+        raise ValueError(f"{paths['corpus']}: the corpus is empty")
+    unknown = sorted(qid for qid in qrels if qid not in queries)
+    if len(unknown) == len(qrels):
+        raise ValueError(f"{paths['qrels']}: none of the judged query ids appear in queries.jsonl")
+    for qid in unknown:
+        del qrels[qid]
+    return BeirDataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels)
+
+
+def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {line_no}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
+            if not isinstance(row, dict):
+                raise ValueError(f"{where}: expected a JSON object")
+            yield where, row
+
+
+def _required_id(row: dict[str, Any], where: str) -> str:
+    value = row.get("_id")
+    if value is None or str(value).strip() == "":
+        raise ValueError(f"{where}: field '_id' is missing")
+    return str(value)
+
+
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if not line.strip() or (line_no == 1 and parts[0] == "query-id"):
+                continue
+            if len(parts) != 3:
+                raise ValueError(f"{path.name} line {line_no}: expected 3 tab-separated columns "
+                                 f"(query-id, corpus-id, score), got {len(parts)}")
+            try:
+                grade = int(parts[2])
+            except ValueError as e:
+                raise ValueError(f"{path.name} line {line_no}: score '{parts[2]}' is not an integer") from e
+            qrels.setdefault(parts[0], {})[parts[1]] = grade
+    if not qrels:
+        raise ValueError(f"{path}: no relevance judgements")
+    return qrels
