@@ -1,0 +1,73 @@
+"""The ``Embedder`` protocol every embedding backend implements, and the small helpers they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+Progress = Callable[[int, int], None]
+
+EMBEDDER_NAMES: tuple[str, ...] = ("minilm", "hash", "openai")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    ``id`` names the vector space (two embedders with the same id give the same vectors), so the
+    index and the cache can refuse to mix spaces.
+    """
+
+    id: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """Vectors for ``texts``, float32, shape ``(len(texts), dim)``; ``progress(done, total)`` per batch."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Vector for one query, float32, shape ``(dim,)``."""
+        ...
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list of str, or a ``ValueError`` saying which item is not a string."""
+    if isinstance(texts, str):
+        raise ValueError("embed_documents takes a sequence of strings, not one string; use embed_query")
+    checked = list(texts)
+    for position, text in enumerate(checked):
+        if not isinstance(text, str):
+            raise ValueError(f"text #{position} is {type(text).__name__}, expected str")
+    return checked
+
+
+def check_query(text: str) -> str:
+    if not isinstance(text, str):
+        raise ValueError(f"the query is {type(text).__name__}, expected str")
+    return text
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, as float32; all-zero rows stay zero instead of becoming NaN."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return (vectors / np.maximum(norms, np.float32(1e-12))).astype(np.float32, copy=False)
+
+
+def empty_matrix(dim: int) -> np.ndarray:
+    return np.zeros((0, dim), dtype=np.float32)
+
+
+def batches(items: Sequence, size: int) -> Iterator[Sequence]:
+    """Consecutive slices of ``items`` of at most ``size`` elements."""
+    if size < 1:
+        raise ValueError(f"batch size must be at least 1, got {size}")
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def report(progress: Progress | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)

