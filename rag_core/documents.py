@@ -1,0 +1,225 @@
+"""``DocumentStore``: loaded documents persisted in ``data_dir/documents/``, deduplicated by id, restart-safe.
+
+Layout: one ``<id>.json`` per document (the full ``Document``) plus ``index.json`` (metadata without text)
+so listing is cheap. Every write is a temp file + ``os.replace``; read-modify-write of the index runs under
+a ``filelock`` so two browser sessions (threads or processes) cannot lose each other's additions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from rag_core.errors import LoadError
+from rag_core.loaders import load_many
+from rag_core.types import Document
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "index.json"
+_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_LOCK_TIMEOUT_S = 30
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old or the new file, never a torn one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _summary(doc: Document) -> dict[str, Any]:
+    data = doc.to_dict()
+    data.pop("text")
+    return data
+
+
+class DocumentStore:
+    """Persistent documents keyed by their stable id."""
+
+    def __init__(self, data_dir: str | os.PathLike):
+        self.root = Path(data_dir) / "documents"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(self.root / ".lock"), timeout=_LOCK_TIMEOUT_S)
+        self._mutex = threading.RLock()
+        self._index_stamp: tuple[int, int, int] | None = None
+        self._order: list[str] = []
+        self._docs: dict[str, Document] = {}
+        with self._lock:
+            self._recover()
+
+    # ------------------------------------------------------------------------------------------ internals
+
+    def _doc_path(self, doc_id: str) -> Path:
+        if not _ID_RE.match(doc_id):
+            raise ValueError(f"not a document id: {doc_id!r} (16 lowercase hex digits expected)")
+        return self.root / f"{doc_id}.json"
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            stat = (self.root / INDEX_FILE).stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns, stat.st_size  # os.replace gives a new inode
+
+    def _read_index(self) -> list[dict[str, Any]] | None:
+        try:
+            data = json.loads((self.root / INDEX_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("documents"), list):
+            return None
+        return data["documents"]
+
+    def _write_index(self, summaries: list[dict[str, Any]]) -> None:
+        atomic_write_text(self.root / INDEX_FILE, json.dumps({"version": 1, "documents": summaries},
+                                                             ensure_ascii=False, indent=1))
+
+    def _recover(self) -> None:
+        """Clean up after a crash: drop stale temp files; rebuild the index if it is missing, corrupt or stale."""
+        for tmp in self.root.glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+        on_disk = {p.stem for p in self.root.glob("*.json") if _ID_RE.match(p.stem)}
+        summaries = self._read_index()
+        listed = [s.get("id") for s in summaries] if summaries is not None else None
+        if listed is not None and set(listed) == on_disk:
+            return
+        log.warning("document index in %s is missing or stale; rebuilding it from the document files", self.root)
+        rebuilt: list[dict[str, Any]] = []
+        for doc_id in on_disk:
+            doc = self._read_doc(doc_id)
+            if doc is not None:
+                rebuilt.append(_summary(doc))
+        rebuilt.sort(key=lambda s: (s.get("created", ""), s.get("name", "")))
+        self._write_index(rebuilt)
+
+    def _read_doc(self, doc_id: str) -> Document | None:
+        path = self._doc_path(doc_id)
+        try:
+            return Document.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError) as e:
+            log.warning("unreadable document file %s (%s); ignoring it", path, e)
+            return None
+
+    def _refresh(self) -> None:
+        """Bring the in-memory view up to date when another session or process changed the index."""
+        stamp = self._stamp()
+        if stamp == self._index_stamp and stamp is not None:
+            return
+        summaries = self._read_index()
+        if summaries is None:
+            with self._lock:
+                self._recover()
+            summaries = self._read_index() or []
+        order: list[str] = []
+        docs: dict[str, Document] = {}
+        for summary in summaries:
+            doc_id = summary.get("id", "")
+            doc = self._docs.get(doc_id) or (self._read_doc(doc_id) if _ID_RE.match(doc_id) else None)
+            if doc is not None:
+                order.append(doc_id)
+                docs[doc_id] = doc
+        self._order, self._docs, self._index_stamp = order, docs, stamp
+
+    # ------------------------------------------------------------------------------------------ public API
+
+    def list(self) -> list[Document]:
+        """All documents, oldest first (cached; re-read only when the index file changed)."""
+        with self._mutex:
+            self._refresh()
+            return [self._docs[i] for i in self._order]
+
+    def get(self, doc_id: str) -> Document | None:
+        with self._mutex:
+            self._refresh()
+            return self._docs.get(doc_id)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return self.get(doc_id) is not None
+
+    def __len__(self) -> int:
+        return len(self.list())
+
+    def add(self, doc: Document) -> tuple[Document, bool]:
+        """Store ``doc``; returns ``(stored, True)``, or ``(existing, False)`` when the same file is already here."""
+        with self._mutex, self._lock:
+            self._index_stamp = None
+            self._refresh()
+            existing = self._docs.get(doc.id)
+            if existing is not None:
+                return existing, False
+            path = self._doc_path(doc.id)
+            atomic_write_text(path, json.dumps(doc.to_dict(), ensure_ascii=False))
+            summaries = [_summary(self._docs[i]) for i in self._order] + [_summary(doc)]
+            self._write_index(summaries)
+            self._order.append(doc.id)
+            self._docs[doc.id] = doc
+            self._index_stamp = self._stamp()
+            return doc, True
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document; False when it was not there."""
+        with self._mutex, self._lock:
+            self._index_stamp = None
+            self._refresh()
+            if doc_id not in self._docs:
+                return False
+            self._order.remove(doc_id)
+            del self._docs[doc_id]
+            self._write_index([_summary(self._docs[i]) for i in self._order])
+            self._doc_path(doc_id).unlink(missing_ok=True)
+            self._index_stamp = self._stamp()
+            return True
+
+    def clear(self) -> int:
+        """Remove every document; returns how many were removed."""
+        ids = [d.id for d in self.list()]
+        return sum(self.delete(doc_id) for doc_id in ids)
+
+
+@dataclass(slots=True)
+class AddReport:
+    """What happened to a batch of files: newly added, already present, and per-file errors."""
+
+    added: list[Document] = field(default_factory=list)
+    existing: list[Document] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def documents(self) -> list[Document]:
+        return self.added + self.existing
+
+
+def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None) -> AddReport:
+    """Load files (paths or ``(name, bytes)`` pairs) and store them, going on past per-file failures."""
+    docs, errors = load_many(items, max_bytes=max_bytes, progress=progress)
+    report = AddReport(errors=list(errors))
+    for doc in docs:
+        try:
+            stored, is_new = store.add(doc)
+        except (OSError, LoadError) as e:
+            report.errors.append((doc.name, f"{doc.name}: could not be saved ({e})."))
+            continue
+        (report.added if is_new else report.existing).append(stored)
+    return report

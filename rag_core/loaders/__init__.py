@@ -1,0 +1,27 @@
+"""Layer 0: loading files (Markdown, text, code, HTML, PDF, CSV, DOCX) into ``Document``s."""
+
+from rag_core.loaders.core import (
+    document_id,
+    iter_paths,
+    load_bytes,
+    load_many,
+    load_path,
+    sample_paths,
+    samples_dir,
+    supported_types,
+)
+from rag_core.loaders.detect import safe_name
+from rag_core.loaders.formats import page_of
+
+__all__ = [
+    "document_id",
+    "iter_paths",
+    "load_bytes",
+    "load_many",
+    "load_path",
+    "page_of",
+    "safe_name",
+    "sample_paths",
+    "samples_dir",
+    "supported_types",
+]

@@ -1,0 +1,213 @@
+"""Turning files into ``Document``s: one entry point per source (bytes, a path, a batch), type sniffed first."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import rag_core
+from rag_core.errors import LoadError
+from rag_core.loaders.detect import (
+    CODE_FILENAMES,
+    MAX_CONTROL_RATIO,
+    SUPPORTED_EXTENSIONS,
+    binary_signature,
+    control_ratio,
+    decode_text,
+    extension,
+    is_pdf,
+    normalise_newlines,
+    safe_name,
+    text_kind,
+    zip_kind,
+)
+from rag_core.loaders.formats import Converted, convert_csv, convert_docx, convert_pdf
+from rag_core.loaders.html import html_to_markdown
+from rag_core.types import Document
+
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
+LoadItem = str | os.PathLike | tuple[str, bytes]
+
+
+def document_id(name: str, data: bytes) -> str:
+    """Stable id: sha256(name + NUL + raw bytes), first 16 hex digits."""
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + data).hexdigest()[:16]
+
+
+def default_max_bytes() -> int:
+    from rag_core.config import get_settings
+
+    return get_settings().max_upload_mb * 1024 * 1024
+
+
+def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
+    return LoadError(f"{name}: is {size / 1024 / 1024:.1f} MB, over the {max_bytes / 1024 / 1024:.0f} MB limit "
+                     "per file (RAG_MAX_UPLOAD_MB); split it or raise the limit.")
+
+
+def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None) -> Document:
+    """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input."""
+    name = safe_name(name)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise LoadError(f"{name}: expected file content as bytes, got {type(data).__name__}.")
+    data = bytes(data)
+    limit = default_max_bytes() if max_bytes is None else max_bytes
+    if len(data) > limit:
+        raise _too_large(name, len(data), limit)
+    if not data.strip():
+        raise LoadError(f"{name}: the file is empty.")
+
+    language: str | None = None
+    metadata: dict = {}
+    warnings: list[str] = []
+    if is_pdf(data):
+        doc_type, converted = "pdf", convert_pdf(name, data)
+        metadata["encoding"] = "binary"
+    elif (kind := zip_kind(data)) is not None:
+        if kind != "docx":
+            raise LoadError(f"{name}: is a ZIP archive but not a Word document (.docx); "
+                            "unpack it and upload the files inside, or save as .docx.")
+        doc_type, converted = "docx", convert_docx(name, data)
+        metadata["encoding"] = "binary"
+    else:
+        signature = binary_signature(data)
+        if signature:
+            raise LoadError(f"{name}: is {signature}, not a supported document; "
+                            "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+        decoded = decode_text(name, data)
+        text = normalise_newlines(decoded.text)
+        if control_ratio(text) > MAX_CONTROL_RATIO:
+            raise LoadError(f"{name}: looks like a binary file (many control characters), not text.")
+        metadata["encoding"] = decoded.encoding
+        doc_type, language = text_kind(name, text)
+        if doc_type == "html":
+            markdown, title = html_to_markdown(text)
+            converted = Converted(markdown, {"title": title} if title else {})
+        elif doc_type == "csv":
+            converted = convert_csv(name, text, delimiter="\t" if extension(name) == ".tsv" else None)
+        else:
+            converted = Converted(text)
+    metadata.update(converted.metadata)
+    warnings.extend(converted.warnings)
+    if not converted.text.strip():
+        raise LoadError(f"{name}: has no text content after conversion from {doc_type}.")
+    metadata["original_type"] = doc_type
+    metadata["converted"] = doc_type in ("html", "pdf", "csv", "docx")
+    if warnings:
+        metadata["warnings"] = warnings
+    return Document(
+        id=document_id(name, data),
+        name=name,
+        doc_type=doc_type,
+        size=len(data),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        text=converted.text,
+        language=language,
+        metadata=metadata,
+    )
+
+
+def load_path(path: str | os.PathLike, *, max_bytes: int | None = None) -> Document:
+    """Load a file from disk (size checked before reading)."""
+    path = Path(path)
+    name = safe_name(path.name)
+    limit = default_max_bytes() if max_bytes is None else max_bytes
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise LoadError(f"{name}: is a folder, not a file.")
+        if size > limit:
+            raise _too_large(name, size, limit)
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise LoadError(f"{path}: no such file.") from e
+    except PermissionError as e:
+        raise LoadError(f"{path}: permission denied.") from e
+    except OSError as e:
+        raise LoadError(f"{path}: cannot be read ({e.strerror or e}).") from e
+    return load_bytes(path.name, data, max_bytes=limit)
+
+
+def _is_candidate(path: Path) -> bool:
+    ext = extension(path.name)
+    return ext in SUPPORTED_EXTENSIONS or (ext == "" and path.name.lower() in CODE_FILENAMES)
+
+
+def iter_paths(paths: Iterable[str | os.PathLike], *, supported_only: bool = True) -> list[Path]:
+    """Files named, plus files found recursively in folders (hidden and tool folders skipped), sorted per folder.
+
+    Files named explicitly are always returned; files found in folders only when their extension is supported
+    (unless ``supported_only`` is False), so a docs folder's images do not turn into a wall of errors.
+    """
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            candidates = [path]
+        elif path.is_dir():
+            candidates = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+                for file in sorted(files):
+                    file_path = Path(root) / file
+                    if file.startswith(".") or not file_path.is_file():
+                        continue
+                    if supported_only and not _is_candidate(file_path):
+                        continue
+                    candidates.append(file_path)
+        else:
+            raise LoadError(f"{path}: no such file or folder.")
+        for candidate in candidates:
+            key = candidate.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(candidate)
+    return found
+
+
+def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None,
+              progress=None) -> tuple[list[Document], list[tuple[str, str]]]:
+    """Load a batch, going on past failures: (documents, [(file name, error message), ...]).
+
+    ``items`` are paths or ``(name, bytes)`` pairs; ``progress(done, total, name)`` is called after each.
+    """
+    items = list(items)
+    limit = default_max_bytes() if max_bytes is None else max_bytes
+    docs: list[Document] = []
+    errors: list[tuple[str, str]] = []
+    for done, item in enumerate(items, start=1):
+        if isinstance(item, tuple):
+            name = safe_name(item[0])
+        else:
+            name = safe_name(Path(item).name)
+        try:
+            doc = load_bytes(item[0], item[1], max_bytes=limit) if isinstance(item, tuple) else load_path(
+                item, max_bytes=limit)
+            docs.append(doc)
+        except LoadError as e:
+            errors.append((name, str(e)))
+        except (RecursionError, MemoryError) as e:
+            errors.append((name, f"{name}: too deeply nested or too large to load ({type(e).__name__})."))
+        except Exception as e:  # one bad file must never stop the batch
+            errors.append((name, f"{name}: could not be loaded ({type(e).__name__}: {e})."))
+        if progress is not None:
+            progress(done, len(items), name)
+    return docs, errors
+
+
+def samples_dir() -> Path:
+    return Path(rag_core.__file__).resolve().parent.parent / "samples"
+
+
+def sample_paths() -> list[Path]:
+    """The shipped sample documents (empty when the samples folder is missing)."""
+    folder = samples_dir()
+    return iter_paths([folder]) if folder.is_dir() else []
+
+
+def supported_types() -> Sequence[str]:
+    return sorted(SUPPORTED_EXTENSIONS)

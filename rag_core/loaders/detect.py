@@ -1,0 +1,224 @@
+"""Sniffing what a file is: magic bytes, binary detection, text decoding, and safe display names.
+
+Content decides first (a PDF named ``notes.md`` is a PDF; a PNG named ``notes.md`` is refused as binary);
+the extension decides only between text formats (Markdown, plain text, CSV, code in a given language).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import unicodedata
+import zipfile
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from charset_normalizer import from_bytes
+
+from rag_core.errors import LoadError
+
+# Extension → language for source code (the chunker splits Python with ``ast``, others at blank lines).
+CODE_LANGUAGES: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript",
+    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala",
+    ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".cs": "csharp", ".swift": "swift", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua", ".r": "r",
+    ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ps1": "powershell",
+    ".sql": "sql", ".css": "css", ".scss": "scss",
+    ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".ini": "ini", ".cfg": "ini",
+    ".xml": "xml", ".proto": "protobuf", ".graphql": "graphql", ".tf": "hcl",
+}
+# Extension-less files recognised by name.
+CODE_FILENAMES: dict[str, str] = {"makefile": "make", "dockerfile": "dockerfile", "justfile": "make"}
+MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
+TEXT_EXTENSIONS = frozenset({".txt", ".text", ".log", ".rst", ".adoc", ""})
+HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
+CSV_EXTENSIONS = frozenset({".csv", ".tsv"})
+SUPPORTED_EXTENSIONS = frozenset(
+    MARKDOWN_EXTENSIONS | TEXT_EXTENSIONS | HTML_EXTENSIONS | CSV_EXTENSIONS | set(CODE_LANGUAGES)
+    | {".pdf", ".docx"}
+) - {""}
+
+SHEBANG_LANGUAGES = {"python": "python", "node": "javascript", "bash": "bash", "sh": "bash", "zsh": "bash",
+                     "ruby": "ruby", "perl": "perl", "deno": "typescript"}
+
+# Magic numbers of common binary formats, to name what was uploaded instead of just "binary".
+BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+    (b"RIFF", "a RIFF media file"), (b"\x7fELF", "an executable (ELF)"), (b"MZ", "a Windows executable"),
+    (b"\x1f\x8b", "a gzip archive"), (b"BZh", "a bzip2 archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!", "a RAR archive"), (b"\xfd7zXZ\x00", "an xz archive"), (b"\x28\xb5\x2f\xfd", "a zstd archive"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office file (.doc/.xls/.ppt; save it as .docx)"),
+    (b"SQLite format 3\x00", "an SQLite database"), (b"OggS", "an Ogg media file"), (b"fLaC", "a FLAC audio file"),
+    (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon file"), (b"wOFF", "a web font"),
+)
+
+# Share of control characters (other than tab, newline, CR, form feed, escape) above which text is binary.
+MAX_CONTROL_RATIO = 0.05
+SNIFF_BYTES = 8192
+WESTERN_TIE_CHAOS = 0.1
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_ALLOWED_CONTROLS = frozenset("\t\n\r\f\x1b")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+_HTML_START_RE = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>])", re.I | re.S)
+_MAX_NAME_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """Text decoded from bytes, with the encoding that worked."""
+
+    text: str
+    encoding: str
+
+
+def safe_name(name: str) -> str:
+    """A readable base name with no path separators, ``..``, or control characters (``"document"`` if none left)."""
+    name = str(name).replace("\\", "/")
+    parts = [p for p in name.split("/") if p.strip() not in ("", ".", "..")]
+    base = parts[-1] if parts else ""
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
+    base = re.sub(r"\s+", " ", base).strip().lstrip(".") or ""
+    base = re.sub(r"\.{2,}", ".", base)
+    if not base:
+        return "document"
+    if len(base) > _MAX_NAME_CHARS:
+        suffix = PurePosixPath(base).suffix[:16]
+        base = base[: _MAX_NAME_CHARS - len(suffix)] + suffix
+    return base
+
+
+def extension(name: str) -> str:
+    return PurePosixPath(name).suffix.lower()
+
+
+def binary_signature(data: bytes) -> str | None:
+    """What a known binary format is (e.g. "a PNG image"), or None."""
+    for magic, what in BINARY_SIGNATURES:
+        if data.startswith(magic):
+            return what
+    return None
+
+
+def is_pdf(data: bytes) -> bool:
+    # The PDF spec allows up to 1 KB of junk before the header.
+    return b"%PDF-" in data[:1024]
+
+
+def zip_kind(data: bytes) -> str | None:
+    """``"docx"`` for a Word document, ``"zip"`` for any other ZIP archive, None when not a ZIP."""
+    if not data.startswith(b"PK\x03\x04"):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return "zip"
+    return "docx" if "word/document.xml" in names else "zip"
+
+
+def looks_like_html(text: str) -> bool:
+    return bool(_HTML_START_RE.match(text[:4096]))
+
+
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """Spot BOM-less UTF-16 (every other byte NUL in mostly-ASCII text), which would otherwise look binary."""
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def control_ratio(text: str) -> float:
+    sample = text[:SNIFF_BYTES]
+    if not sample:
+        return 0.0
+    return len(_CONTROL_RE.findall(sample)) / len(sample)
+
+
+def decode_text(name: str, data: bytes) -> Decoded:
+    """Decode bytes to text: BOM first, then strict UTF-8, then charset-normalizer; refuse binary data."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return Decoded(data[len(bom):].decode(encoding), encoding + ("-sig" if encoding == "utf-8" else ""))
+            except UnicodeDecodeError as e:
+                raise LoadError(f"{name}: starts with a {encoding} byte-order mark but is not valid {encoding}.") from e
+    sample = data[:SNIFF_BYTES]
+    if b"\x00" in sample:
+        encoding = _utf16_without_bom(sample)
+        if encoding is None:
+            raise LoadError(f"{name}: looks like a binary file (it contains NUL bytes), not text; "
+                            "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+        try:
+            return Decoded(data.decode(encoding), encoding)
+        except UnicodeDecodeError as e:
+            raise LoadError(f"{name}: looks like a binary file, not text.") from e
+    try:
+        return Decoded(data.decode("utf-8"), "utf-8")
+    except UnicodeDecodeError:
+        pass
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None or best.encoding is None:
+        raise LoadError(f"{name}: is not text in any encoding we can detect (it looks binary); "
+                        "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+    # On short text charset-normalizer ranks sibling single-byte code pages (cp1250/1252/1257 ...) almost
+    # equally; Windows-1252 is by far the most common legacy encoding of uploads, so it wins near-ties.
+    for match in matches:
+        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + WESTERN_TIE_CHAOS:
+            try:
+                return Decoded(data.decode("cp1252"), "cp1252")
+            except UnicodeDecodeError:
+                break
+    return Decoded(str(best), best.encoding)
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def shebang_language(text: str) -> str | None:
+    if not text.startswith("#!"):
+        return None
+    first = text.split("\n", 1)[0]
+    words = re.split(r"[\s/]+", first[2:].strip())
+    for word in reversed(words):
+        lang = SHEBANG_LANGUAGES.get(re.sub(r"[\d.]+$", "", word))
+        if lang:
+            return lang
+    return None
+
+
+def text_kind(name: str, text: str) -> tuple[str, str | None]:
+    """(doc_type, language) of decoded text: HTML by content, then extension, then shebang."""
+    ext = extension(name)
+    if looks_like_html(text) or ext in HTML_EXTENSIONS:
+        return "html", None
+    if ext in MARKDOWN_EXTENSIONS:
+        return "markdown", None
+    if ext in CSV_EXTENSIONS:
+        return "csv", None
+    if ext in CODE_LANGUAGES:
+        return "code", CODE_LANGUAGES[ext]
+    stem = PurePosixPath(name).name.lower()
+    if stem in CODE_FILENAMES:
+        return "code", CODE_FILENAMES[stem]
+    language = shebang_language(text)
+    if language:
+        return "code", language
+    if ext in TEXT_EXTENSIONS:
+        return "text", None
+    supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
+    raise LoadError(f"{name}: unsupported file type '{ext}'. Supported: {supported}.")

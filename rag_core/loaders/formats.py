@@ -1,0 +1,238 @@
+"""Converters for the binary and tabular formats: PDF (pypdf), DOCX (python-docx) and CSV (a Markdown table).
+
+Each returns the Markdown/plain text the chunker reads plus metadata (page map, warnings); each turns the
+library's failures into a ``LoadError`` that names the file and says what to do.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import re
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.errors import LoadError
+
+# A DOCX is a ZIP; refuse archives that would inflate past these bounds before handing them to a parser.
+MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
+MAX_DOCX_RATIO = 200
+MAX_DOCX_MEMBERS = 5000
+MAX_PDF_PAGES = 5000
+
+
+@dataclass(slots=True)
+class Converted:
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _table_cell(text: str) -> str:
+    """One Markdown table cell: single line, pipes and backslashes escaped."""
+    return re.sub(r"\s+", " ", text).strip().replace("\\", "\\\\").replace("|", "\\|")
+
+
+def markdown_table(rows: list[list[str]]) -> tuple[str, int]:
+    """A GFM table whose first row is the header; returns the table and how many short rows were padded."""
+    width = max(len(r) for r in rows)
+    padded = sum(1 for r in rows[1:] if len(r) < width)
+    header = [_table_cell(c) for c in rows[0]] + [f"Column {i + 1}" for i in range(len(rows[0]), width)]
+    header = [h or f"Column {i + 1}" for i, h in enumerate(header)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * width) + "|"]
+    for row in rows[1:]:
+        cells = [_table_cell(c) for c in row] + [""] * (width - len(row))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines), padded
+
+
+# ---------------------------------------------------------------------------------------------------- PDF
+
+
+def convert_pdf(name: str, data: bytes) -> Converted:
+    """Text per page joined by blank lines; ``metadata["pages"]`` maps start offsets to page numbers."""
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns loudly on harmless quirks
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        encrypted = reader.is_encrypted
+        if encrypted:
+            try:
+                unlocked = reader.decrypt("")
+            except (DependencyError, NotImplementedError) as e:
+                raise LoadError(f"{name}: the PDF is encrypted with a cipher we cannot open; "
+                                "save an unencrypted copy and upload that.") from e
+            if not unlocked:
+                raise LoadError(f"{name}: the PDF is password-protected (encrypted); "
+                                "remove the password (e.g. print to PDF) and upload it again.")
+        n_pages = len(reader.pages)
+        if n_pages > MAX_PDF_PAGES:
+            raise LoadError(f"{name}: the PDF has {n_pages} pages; the limit is {MAX_PDF_PAGES}. Split it first.")
+        parts: list[str] = []
+        pages: list[list[int]] = []
+        offset = 0
+        for number, page in enumerate(reader.pages, start=1):
+            page_text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+            page_text = page_text.strip()
+            if not page_text:
+                continue
+            if parts:
+                offset += 2  # the blank line between pages
+            pages.append([offset, number])
+            parts.append(page_text)
+            offset += len(page_text)
+    except LoadError:
+        raise
+    except FileNotDecryptedError as e:
+        raise LoadError(f"{name}: the PDF is password-protected (encrypted); remove the password and retry.") from e
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+            AssertionError, OSError, RecursionError, zipfile.BadZipFile) as e:
+        raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
+    if not parts:
+        raise LoadError(f"{name}: the PDF has no extractable text (a scanned image?); run OCR on it first.")
+    metadata = {"pages": pages, "page_count": n_pages}
+    if encrypted:
+        metadata["encrypted"] = "opened with an empty password"
+    return Converted("\n\n".join(parts) + "\n", metadata)
+
+
+def page_of(document_metadata: dict[str, Any], offset: int) -> int | None:
+    """The page number holding character ``offset`` of a PDF document's text (None for other documents)."""
+    pages = document_metadata.get("pages") or []
+    found = None
+    for start, number in pages:
+        if start > offset:
+            break
+        found = number
+    return found
+
+
+# --------------------------------------------------------------------------------------------------- DOCX
+
+
+def check_zip_bomb(name: str, data: bytes) -> None:
+    """Refuse a ZIP whose declared sizes say it would inflate to something huge (checked before parsing)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise LoadError(f"{name}: the DOCX is corrupt (not a readable ZIP archive).") from e
+    if len(infos) > MAX_DOCX_MEMBERS:
+        raise LoadError(f"{name}: the DOCX holds {len(infos)} parts (limit {MAX_DOCX_MEMBERS}); refusing it.")
+    total = sum(i.file_size for i in infos)
+    compressed = sum(i.compress_size for i in infos) or 1
+    if total > MAX_DOCX_UNCOMPRESSED or (total > 10 * 1024 * 1024 and total / compressed > MAX_DOCX_RATIO):
+        raise LoadError(f"{name}: the DOCX would expand to {total / 1024 / 1024:.0f} MB from "
+                        f"{compressed / 1024:.0f} KB (a zip bomb?); refusing to open it.")
+
+
+def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
+    from docx.oxml.ns import qn
+
+    text = paragraph.text.replace("\r", "").strip()
+    if not text:
+        return ""
+    style = (paragraph.style.name if paragraph.style is not None else "") or ""
+    lower = style.lower()
+    match = re.match(r"heading\s*(\d)", lower)
+    if match:
+        return "#" * min(int(match.group(1)), 6) + " " + re.sub(r"\s+", " ", text)
+    if lower == "title":
+        return "# " + re.sub(r"\s+", " ", text)
+    num_pr = paragraph._p.find(qn("w:pPr") + "/" + qn("w:numPr")) if paragraph._p.pPr is not None else None
+    if lower.startswith("list") or num_pr is not None:
+        level = 0
+        if num_pr is not None:
+            ilvl = num_pr.find(qn("w:ilvl"))
+            if ilvl is not None and str(ilvl.get(qn("w:val"))).isdigit():
+                level = min(int(ilvl.get(qn("w:val"))), 8)
+        digits = re.search(r"(\d)$", lower)
+        if digits and not lower.startswith("list number"):
+            level = max(level, int(digits.group(1)) - 1)
+        text = re.sub(r"\s+", " ", text)
+        if lower.startswith("list number"):
+            numbered_counters[level] = numbered_counters.get(level, 0) + 1
+            return "   " * level + f"{numbered_counters[level]}. {text}"
+        return "  " * level + "- " + text
+    numbered_counters.clear()
+    return text
+
+
+def convert_docx(name: str, data: bytes) -> Converted:
+    """Headings by style level → ``#``, tables → Markdown tables, list paragraphs → ``- `` items."""
+    check_zip_bomb(name, data)
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        blocks: list[str] = []
+        counters: dict[int, int] = {}
+        warnings: list[str] = []
+        for element in document.element.body.iterchildren():
+            tag = element.tag.rsplit("}", 1)[-1]
+            if tag == "p":
+                line = _docx_paragraph(Paragraph(element, document), counters)
+                if line:
+                    blocks.append(line)
+            elif tag == "tbl":
+                counters.clear()
+                rows = [[cell.text for cell in row.cells] for row in Table(element, document).rows]
+                rows = [r for r in rows if any(c.strip() for c in r)]
+                if rows:
+                    table, padded = markdown_table(rows)
+                    blocks.append(table)
+                    if padded:
+                        warnings.append(f"{padded} short table rows padded")
+    except LoadError:
+        raise
+    except Exception as e:  # python-docx raises KeyError/ValueError/lxml errors on damaged parts
+        raise LoadError(f"{name}: the DOCX is corrupt or not a Word document ({type(e).__name__}: {e}).") from e
+    # Consecutive list items form one list; everything else is separated by a blank line.
+    text = ""
+    previous_kind = None
+    for block in blocks:
+        item = re.match(r"^\s*(- |\d+\. )", block)
+        kind = None if item is None else ("bullet" if item.group(1) == "- " else "number")
+        if text:
+            text += "\n" if kind is not None and kind == previous_kind else "\n\n"
+        text += block
+        previous_kind = kind
+    if not text.strip():
+        raise LoadError(f"{name}: the DOCX has no text.")
+    return Converted(text + "\n", {}, warnings)
+
+
+# ---------------------------------------------------------------------------------------------------- CSV
+
+
+def convert_csv(name: str, text: str, delimiter: str | None = None) -> Converted:
+    """A Markdown table with the first row as header; ragged rows padded and reported."""
+    sample = text[:16384]
+    if delimiter is None:
+        try:
+            delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+        except csv.Error:
+            delimiter = ","
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter, strict=False) if row]
+    except csv.Error as e:
+        raise LoadError(f"{name}: the CSV cannot be parsed ({e}); check its quoting.") from e
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        raise LoadError(f"{name}: the CSV has no rows.")
+    width = max(len(r) for r in rows)
+    long_rows = sum(1 for r in rows[1:] if len(r) > len(rows[0]))
+    table, padded = markdown_table(rows)
+    warnings = []
+    if padded:
+        warnings.append(f"{padded} ragged CSV rows padded")
+    if long_rows:
+        warnings.append(f"{long_rows} CSV rows longer than the header (extra columns named)")
+    metadata = {"rows": len(rows) - 1, "columns": width, "delimiter": delimiter}
+    return Converted(table + "\n", metadata, warnings)

@@ -1,0 +1,197 @@
+"""Each supported type loads into the expected text, type, language and metadata."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from rag_core.loaders import document_id, load_bytes, page_of
+
+
+def test_markdown_keeps_text_and_normalises_newlines():
+    doc = load_bytes("guide.md", b"# Guide\r\n\r\nStep one.\rStep two.\n")
+    assert doc.doc_type == "markdown"
+    assert doc.text == "# Guide\n\nStep one.\nStep two.\n"
+    assert doc.language is None
+    assert doc.size == 31
+    assert doc.metadata["encoding"] == "utf-8"
+    assert doc.metadata["converted"] is False
+
+
+def test_id_is_sha256_of_name_nul_bytes_and_stable():
+    data = b"# Same\n"
+    expected = hashlib.sha256(b"same.md\0" + data).hexdigest()[:16]
+    assert load_bytes("same.md", data).id == expected
+    assert load_bytes("same.md", data).id == expected
+    assert document_id("same.md", data) == expected
+    assert load_bytes("other.md", data).id != expected
+
+
+def test_created_is_iso_utc():
+    assert load_bytes("a.txt", b"hello").created.endswith("+00:00")
+
+
+def test_plain_text_and_extensionless():
+    assert load_bytes("notes.txt", b"just words").doc_type == "text"
+    assert load_bytes("README", b"just words").doc_type == "text"
+
+
+@pytest.mark.parametrize(
+    ("name", "language"),
+    [
+        ("app.py", "python"), ("index.js", "javascript"), ("view.tsx", "typescript"), ("main.go", "go"),
+        ("lib.rs", "rust"), ("App.java", "java"), ("x.c", "c"), ("x.hpp", "cpp"), ("run.sh", "bash"),
+        ("q.sql", "sql"), ("Makefile", "make"), ("Dockerfile", "dockerfile"),
+    ],
+)
+def test_code_language_from_extension(name, language):
+    doc = load_bytes(name, b"x = 1\n")
+    assert (doc.doc_type, doc.language) == ("code", language)
+
+
+def test_code_language_from_shebang():
+    doc = load_bytes("deploy", b"#!/usr/bin/env python3\nprint('hi')\n")
+    assert (doc.doc_type, doc.language) == ("code", "python")
+    assert load_bytes("run", b"#!/bin/bash\necho hi\n").language == "bash"
+
+
+HTML = b"""<!DOCTYPE html>
+<html><head><title>Doc</title><style>p{color:red}</style><script>alert('x')</script></head>
+<body><h1>Auth</h1><p>The <b>flow</b> is <a href="javascript:alert(1)">here</a>, see <a href="https://e.org/x">docs</a>.</p>
+<h3>Tokens</h3>
+<pre><code class="language-python">def login():
+    return token</code></pre>
+<ul><li>one</li><li>two<ul><li>deep</li></ul></li></ul>
+<ol start="3"><li>third</li><li>fourth</li></ol>
+<table><thead><tr><th>key</th><th>a|b</th></tr></thead><tbody><tr><td>x</td><td>1</td></tr></tbody></table>
+<blockquote><p>Quoted.</p></blockquote>
+<img src="x" onerror="alert(1)" alt="diagram">
+</body></html>"""
+
+HTML_MARKDOWN = """# Auth
+
+The **flow** is here, see [docs](https://e.org/x).
+
+### Tokens
+
+```python
+def login():
+    return token
+```
+
+- one
+- two
+   - deep
+
+3. third
+4. fourth
+
+| key | a\\|b |
+|---|---|
+| x | 1 |
+
+> Quoted.
+
+[image: diagram]
+"""
+
+
+def test_html_becomes_structured_markdown_without_scripts():
+    doc = load_bytes("page.html", HTML)
+    assert doc.doc_type == "html"
+    assert doc.text == HTML_MARKDOWN
+    assert doc.metadata["title"] == "Doc"
+    assert "alert" not in doc.text and "color:red" not in doc.text
+
+
+def test_html_detected_from_content_even_when_named_md():
+    assert load_bytes("page.md", HTML).doc_type == "html"
+
+
+def test_html_title_becomes_heading_when_body_has_none():
+    doc = load_bytes("t.htm", b"<html><head><title>Only Title</title></head><body><p>Body.</p></body></html>")
+    assert doc.text == "# Only Title\n\nBody.\n"
+
+
+def test_html_code_fence_longer_than_backticks_inside():
+    doc = load_bytes("c.html", b"<html><body><pre>```inner```</pre></body></html>")
+    assert doc.text == "````\n```inner```\n````\n"
+
+
+def test_pdf_text_per_page_with_page_map(make_pdf):
+    doc = load_bytes("report.pdf", make_pdf(["First page.", "Second page."]))
+    assert doc.doc_type == "pdf"
+    assert doc.text == "First page.\n\nSecond page.\n"
+    assert doc.metadata["pages"] == [[0, 1], [13, 2]]
+    assert doc.metadata["page_count"] == 2
+    assert doc.text[13:25] == "Second page."
+    assert page_of(doc.metadata, 5) == 1
+    assert page_of(doc.metadata, 13) == 2
+
+
+def test_pdf_detected_from_content_even_when_named_txt(make_pdf):
+    assert load_bytes("report.txt", make_pdf(["Hi."])).doc_type == "pdf"
+
+
+def test_pdf_with_empty_user_password_opens(make_pdf):
+    doc = load_bytes("open.pdf", make_pdf(["Readable."], password=""))
+    assert doc.text == "Readable.\n"
+    assert doc.metadata["encrypted"] == "opened with an empty password"
+
+
+def test_csv_becomes_markdown_table_with_pipes_escaped():
+    doc = load_bytes("plans.csv", b"plan,price,note\nfree,0,a|b\npro,20,\"x, y\"\n")
+    assert doc.doc_type == "csv"
+    assert doc.text == (
+        "| plan | price | note |\n|---|---|---|\n| free | 0 | a\\|b |\n| pro | 20 | x, y |\n"
+    )
+    assert doc.metadata["rows"] == 2
+    assert doc.metadata["columns"] == 3
+    assert "warnings" not in doc.metadata
+
+
+def test_csv_ragged_rows_padded_and_reported():
+    doc = load_bytes("r.csv", b"a,b,c\n1\n2,3\n4,5,6\n")
+    assert doc.text == "| a | b | c |\n|---|---|---|\n| 1 |  |  |\n| 2 | 3 |  |\n| 4 | 5 | 6 |\n"
+    assert doc.metadata["warnings"] == ["2 ragged CSV rows padded"]
+
+
+def test_csv_longer_rows_get_named_columns():
+    doc = load_bytes("l.csv", b"a,b\n1,2,3\n")
+    assert doc.text == "| a | b | Column 3 |\n|---|---|---|\n| 1 | 2 | 3 |\n"
+    assert doc.metadata["warnings"] == ["1 CSV rows longer than the header (extra columns named)"]
+
+
+def test_semicolon_csv_and_tsv():
+    assert load_bytes("s.csv", b"a;b\n1;2\n").text == "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert load_bytes("t.tsv", b"a\tb\n1\t2\n").text == "| a | b |\n|---|---|\n| 1 | 2 |\n"
+
+
+def _docx_content(document):
+    document.add_heading("Guide", level=1)
+    document.add_paragraph("Intro text.")
+    document.add_heading("Setup", level=2)
+    document.add_paragraph("install", style="List Bullet")
+    document.add_paragraph("run", style="List Bullet")
+    document.add_paragraph("first", style="List Number")
+    document.add_paragraph("second", style="List Number")
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text = "key"
+    table.cell(0, 1).text = "v|w"
+    table.cell(1, 0).text = "a"
+    table.cell(1, 1).text = "b"
+    document.add_heading("Deep", level=3)
+
+
+def test_docx_headings_lists_tables(make_docx):
+    doc = load_bytes("guide.docx", make_docx(_docx_content))
+    assert doc.doc_type == "docx"
+    assert doc.text == (
+        "# Guide\n\nIntro text.\n\n## Setup\n\n- install\n- run\n\n1. first\n2. second\n\n"
+        "| key | v\\|w |\n|---|---|\n| a | b |\n\n### Deep\n"
+    )
+
+
+def test_docx_detected_from_content_even_when_named_bin(make_docx):
+    assert load_bytes("upload.bin", make_docx(_docx_content)).doc_type == "docx"
