@@ -1,0 +1,255 @@
+"""The ``Retriever``: rewrite → intent → route → confidence-gated search → de-dup → format, all traced.
+
+Dynamic retrieval starts small (``initial_k``) and searches again only while the result's calibrated confidence
+is below ``min_confidence``: each new pass doubles k (up to ``max_k``) and relaxes one filter, first dropping the
+chunk-type filter (the intent's guess), then widening granularity (paragraph → paragraph + section → any). The
+last pass is the result; every pass is recorded with its decision and timing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_core.config import RetrievalConfig, Settings
+from rag_core.index import Filters
+from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
+from rag_core.retrieval.dedup import DedupReport, dedup_hits
+from rag_core.retrieval.formatting import format_context
+from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.retrieval.intent import classify_intent
+from rag_core.retrieval.rewrite import rewrite_query
+from rag_core.retrieval.router import Route, route_query
+from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.trace import DroppedHit, IterationTrace, RetrievalResult
+from rag_core.retrieval.web import web_search
+from rag_core.types import Chunk, Hit
+
+SEARCH_STRATEGIES: tuple[str, ...] = ("vector", "keyword", "hybrid")
+# Each retriever's candidate depth in hybrid search: fusion needs more than k candidates per list to work.
+HYBRID_MIN_DEPTH = 30
+HYBRID_DEPTH_FACTOR = 3
+# Granularity widening: the next, larger set of granularities searched when confidence stays low.
+WIDER_GRANULARITY: dict[str, list[str] | None] = {
+    "paragraph": ["paragraph", "section"],
+    "row": ["row", "paragraph"],
+    "section": ["section", "document"],
+    "document": None,
+}
+
+
+@dataclass(slots=True)
+class _Plan:
+    """Filters of one pass."""
+
+    granularity: list[str] | None
+    chunk_types: list[str] | None
+
+    def filters(self) -> Filters:
+        return Filters(granularity=self.granularity, chunk_types=self.chunk_types)
+
+    def describe(self) -> dict[str, Any]:
+        return {"granularity": self.granularity or "any", "chunk_types": self.chunk_types or "any"}
+
+
+def _relax(plan: _Plan) -> tuple[_Plan, str] | None:
+    """The next, looser filters and what changed; None when nothing is left to relax."""
+    if plan.chunk_types:
+        return _Plan(plan.granularity, None), f"dropped the chunk-type filter {plan.chunk_types}"
+    if plan.granularity:
+        # One granularity widens to its neighbours; an already widened set widens to any.
+        wider = WIDER_GRANULARITY.get(plan.granularity[0]) if len(plan.granularity) == 1 else None
+        return _Plan(wider, None), f"widened granularity {plan.granularity} → {wider or 'any'}"
+    return None
+
+
+class Retriever:
+    """Confidence-gated retrieval over an index (see the module docstring)."""
+
+    def __init__(self, index, config: RetrievalConfig, settings: Settings | None = None, llm=None):
+        self.index = index
+        self.config = config
+        self.settings = settings
+        self.llm = llm
+        self.embedder_id = str(getattr(getattr(index, "embedder", None), "id", "") or "")
+
+    # --- configuration ------------------------------------------------------------------------------
+    def effective_config(self, overrides: dict | None = None) -> RetrievalConfig:
+        """The configuration with ``overrides`` applied and validated (unknown keys name the allowed ones)."""
+        if not overrides:
+            return self.config
+        unknown = sorted(set(overrides) - set(RetrievalConfig.model_fields))
+        if unknown:
+            raise ValueError(f"unknown retrieval setting(s) {unknown}; allowed: {sorted(RetrievalConfig.model_fields)}")
+        return RetrievalConfig.model_validate({**self.config.model_dump(), **overrides})
+
+    @property
+    def web_available(self) -> bool:
+        return bool(self.settings is not None and self.settings.web_configured)
+
+    # --- one search ----------------------------------------------------------------------------------
+    def source_name(self, chunk: Chunk) -> str:
+        name = chunk.metadata.get("source_name") if chunk.metadata else None
+        if not name and hasattr(self.index, "doc_name"):
+            name = self.index.doc_name(chunk.doc_id)
+        return name or chunk.doc_id
+
+    def _hit(self, chunk: Chunk, score: float, ranks: dict[str, int], scores: dict[str, float]) -> Hit:
+        return Hit(chunk=chunk, score=float(score), ranks=ranks, scores=scores, source_name=self.source_name(chunk))
+
+    def search(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str] = (),
+               config: RetrievalConfig | None = None) -> list[Hit]:
+        """One search with ``strategy`` (vector, keyword or hybrid): up to ``k`` hits with calibrated confidence."""
+        if strategy not in SEARCH_STRATEGIES:
+            raise ValueError(f"unknown search strategy {strategy!r}; choose from {list(SEARCH_STRATEGIES)}")
+        config = config or self.config
+        exclude = list(exclude_ids)
+        terms = content_terms(query)
+        if strategy == "vector":
+            pairs = self.index.vector_search(query, k, filters, exclude)
+            hits = [self._hit(c, s, {"vector": r}, {"vector": float(s)}) for r, (c, s) in enumerate(pairs, start=1)]
+            for hit in hits:
+                hit.confidence = calibrate_confidence("vector", cosine=hit.score, embedder_id=self.embedder_id)
+            return hits
+        if strategy == "keyword":
+            pairs = self.index.keyword_search(query, k, filters, exclude)
+            hits = [self._hit(c, s, {"keyword": r}, {"keyword": float(s)}) for r, (c, s) in enumerate(pairs, start=1)]
+            for hit in hits:
+                hit.confidence = calibrate_confidence("keyword", coverage=term_coverage(terms, hit.chunk.text))
+            return hits
+        depth = max(k, HYBRID_MIN_DEPTH, HYBRID_DEPTH_FACTOR * k)
+        vector_pairs = self.index.vector_search(query, depth, filters, exclude)
+        keyword_pairs = self.index.keyword_search(query, depth, filters, exclude)
+        chunks = {c.id: c for c, _ in [*vector_pairs, *keyword_pairs]}
+        rankings = {"vector": [(c.id, s) for c, s in vector_pairs], "keyword": [(c.id, s) for c, s in keyword_pairs]}
+        if config.fusion == "rrf":
+            fused = rrf_fuse(rankings, k=config.rrf_k)
+        else:
+            fused = weighted_fuse(rankings, hybrid_weights(config.hybrid_weight))
+        # A chunk missing from the exhaustive vector list has a cosine at most the last one listed.
+        cosine_bound = float(vector_pairs[-1][1]) if vector_pairs else 0.0
+        hits = []
+        for rank, item in enumerate(fused[:k], start=1):
+            ranks = {**item.ranks, "fused": rank}
+            hit = self._hit(chunks[item.id], item.score, ranks, {**item.scores, "fused": item.score})
+            hit.confidence = calibrate_confidence(
+                "hybrid", cosine=item.scores.get("vector", cosine_bound),
+                coverage=term_coverage(terms, hit.chunk.text), embedder_id=self.embedder_id,
+                fusion=config.fusion, hybrid_weight=config.hybrid_weight,
+            )
+            hits.append(hit)
+        return hits
+
+    # --- the pipeline --------------------------------------------------------------------------------
+    def choose_route(self, query: str, config: RetrievalConfig) -> Route:
+        if config.strategy != "auto":
+            return Route(config.strategy, f"strategy set to {config.strategy} in the configuration", "config")
+        return route_query(query, llm=self.llm, web_available=self.web_available)
+
+    def initial_plan(self, config: RetrievalConfig, intent_chunk_types: list[str] | None) -> _Plan:
+        granularity = None if config.granularity == "any" else [config.granularity]
+        chunk_types = list(config.chunk_types) if config.chunk_types else None
+        if chunk_types is None and config.use_intent_filter:
+            chunk_types = intent_chunk_types
+        return _Plan(granularity, chunk_types)
+
+    def retrieve(self, query: str, *, exclude_ids: Sequence[str] = (), previous_queries: Sequence[str] = (),
+                 overrides: dict | None = None) -> RetrievalResult:
+        """Retrieve context for ``query``, skipping ``exclude_ids`` (chunks the caller already holds)."""
+        started = time.perf_counter()
+        config = self.effective_config(overrides)
+        rewrite = rewrite_query(query, previous_queries)
+        search_query = rewrite.query
+        intent = classify_intent(search_query)
+        route = self.choose_route(search_query, config)
+        exclude = [i for i in dict.fromkeys(exclude_ids) if i]
+        iterations: list[IterationTrace] = []
+        strategy = route.strategy
+        strategy_reason = route.reason
+        if strategy == "web":
+            try:
+                iterations.append(self._web_pass(search_query, config, strategy_reason, exclude))
+            except Exception as e:  # any web failure falls back to the index, with the cause in the trace
+                strategy = "hybrid"
+                strategy_reason = f"{route.reason}; web search failed ({e}), fell back to hybrid"
+        if not iterations:
+            iterations = self._gated(strategy, strategy_reason, search_query, config, intent.chunk_types, exclude)
+        hits = iterations[-1].hits
+        previous = list(self.index.get_many(exclude)) if exclude and hasattr(self.index, "get_many") else []
+        embed = getattr(self.index, "embed_texts", None)
+        kept, report = dedup_hits(hits, embed, config.dedup_threshold, previous=previous) if hits else (
+            [], DedupReport(threshold=config.dedup_threshold))
+        context = format_context(kept, budget=config.token_budget)
+        return RetrievalResult(
+            query=query, rewritten_query=search_query, intent=intent.name, intent_reason=intent.reason,
+            route=iterations[-1].strategy, route_reason=strategy_reason, hits=kept,
+            confidence=iterations[-1].confidence, iterations=iterations, dedup=report, context=context,
+            elapsed_ms=(time.perf_counter() - started) * 1000, rewrite_notes=list(rewrite.notes),
+            config=config.model_dump(),
+        )
+
+    def _gated(self, strategy: str, reason: str, query: str, config: RetrievalConfig,
+               intent_chunk_types: list[str] | None, exclude: list[str]) -> list[IterationTrace]:
+        plan = self.initial_plan(config, intent_chunk_types)
+        k = min(config.initial_k, config.max_k)
+        iterations: list[IterationTrace] = []
+        for number in range(1, config.max_iterations + 1):
+            tick = time.perf_counter()
+            found = self.search(strategy, query, k, plan.filters(), exclude, config)
+            kept = [h for h in found if h.confidence >= config.min_score]
+            below = _below_min_score(found, config.min_score)
+            confidence = result_confidence(kept)
+            trace = IterationTrace(number, strategy, reason, query, k, plan.describe(), kept, confidence,
+                                   below_min_score=below)
+            iterations.append(trace)
+            relaxed = _relax(plan)
+            if confidence >= config.min_confidence:
+                trace.decision, trace.decision_reason = "stop", (
+                    f"confidence {confidence:.3f} ≥ min_confidence {config.min_confidence}")
+            elif number == config.max_iterations:
+                trace.decision, trace.decision_reason = "stop", (
+                    f"max_iterations ({config.max_iterations}) reached with confidence {confidence:.3f}")
+            elif relaxed is not None:
+                new_k = min(2 * k, config.max_k)
+                plan, change = relaxed
+                trace.decision, trace.decision_reason = "relax", (
+                    f"confidence {confidence:.3f} < {config.min_confidence}: {change}, k {k} → {new_k}")
+                k = new_k
+            elif k < config.max_k:
+                new_k = min(2 * k, config.max_k)
+                trace.decision, trace.decision_reason = "widen", (
+                    f"confidence {confidence:.3f} < {config.min_confidence}: k {k} → {new_k}")
+                k = new_k
+            else:
+                trace.decision, trace.decision_reason = "stop", (
+                    f"confidence {confidence:.3f} < {config.min_confidence} but k is at max_k ({config.max_k}) "
+                    "and no filter is left to relax")
+            trace.elapsed_ms = (time.perf_counter() - tick) * 1000
+            if trace.decision == "stop":
+                break
+        return iterations
+
+    def _web_pass(self, query: str, config: RetrievalConfig, reason: str, exclude: list[str]) -> IterationTrace:
+        """One web search pass (raises when the endpoint fails)."""
+        tick = time.perf_counter()
+        found = web_search(self.settings.web_search_url, query, k=config.max_k,
+                           timeout_s=min(10.0, self.settings.llm_timeout_s))
+        terms = content_terms(query)
+        excluded = set(exclude)
+        found = [h for h in found if h.chunk.id not in excluded]
+        for hit in found:
+            hit.confidence = calibrate_confidence("web", coverage=term_coverage(terms, hit.chunk.text))
+        kept = [h for h in found if h.confidence >= config.min_score]
+        below = _below_min_score(found, config.min_score)
+        trace = IterationTrace(1, "web", reason, query, config.max_k, {"source": self.settings.web_search_url}, kept,
+                               result_confidence(kept), "stop", "web results are taken in one pass",
+                               below_min_score=below)
+        trace.elapsed_ms = (time.perf_counter() - tick) * 1000
+        return trace
+
+
+def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:
+    return [DroppedHit(h.chunk.id, "threshold", f"confidence {h.confidence:.3f} < min_score {min_score}", h.confidence)
+            for h in hits if h.confidence < min_score]

@@ -1,0 +1,85 @@
+"""The ``web`` route: a SearxNG-compatible JSON search API, its results turned into hits.
+
+``GET {url}?q=<query>&format=json`` answers ``{"results": [{"url", "title", "content", "score"?}, ...]}``
+(SearxNG's format; other meta-search engines offering the same JSON work too). Each result becomes a hit on a
+synthetic chunk (granularity ``document``, doc id ``web:<host>``, not verbatim) whose text is the title and
+snippet, so web results flow through the same de-dup and formatting as indexed chunks. Standard library only:
+one GET does not justify another HTTP dependency.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from rag_core.errors import RagError
+from rag_core.tokens import count_tokens
+from rag_core.types import Chunk, Hit
+
+USER_AGENT = "agentic-rag-studio/0.1 (+web route)"
+
+
+def _chunk_for(result: dict[str, Any], position: int) -> Chunk | None:
+    url = str(result.get("url") or "").strip()
+    title = str(result.get("title") or "").strip()
+    snippet = str(result.get("content") or "").strip()
+    if not url or not (title or snippet):
+        return None
+    text = f"{title}\n\n{snippet}".strip()
+    host = urllib.parse.urlsplit(url).netloc or "web"
+    return Chunk(
+        id="web-" + hashlib.sha256(url.encode()).hexdigest()[:16],
+        doc_id=f"web:{host}",
+        granularity="document",
+        chunk_type="prose",
+        text=text,
+        start=0,
+        end=len(text),
+        tokens=count_tokens(text),
+        heading_path=[title or url],
+        verbatim=False,
+        position=position,
+        metadata={"url": url, "source_name": host, "engine": result.get("engine", "")},
+    )
+
+
+def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> list[Hit]:
+    """Search ``query`` on the SearxNG-compatible endpoint ``url``; up to ``k`` hits, best first."""
+    if not url:
+        raise RagError("web search is not configured: set RAG_WEB_SEARCH_URL to a SearxNG-compatible JSON endpoint")
+    if not query.strip():
+        raise ValueError("the query is empty: type what you are looking for")
+    separator = "&" if urllib.parse.urlsplit(url).query else "?"
+    request_url = f"{url}{separator}{urllib.parse.urlencode({'q': query, 'format': 'json'})}"
+    request = urllib.request.Request(request_url, headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (configured URL)
+            payload = json.loads(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as e:
+        raise RagError(f"web search at {url} answered HTTP {e.code}: check RAG_WEB_SEARCH_URL and that JSON "
+                       "output is enabled (SearxNG: search.formats includes json)") from e
+    except (urllib.error.URLError, TimeoutError, OSError) as e:
+        raise RagError(f"web search at {url} is unreachable ({e}); check RAG_WEB_SEARCH_URL") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RagError(f"web search at {url} did not answer JSON; is it a SearxNG-compatible endpoint?") from e
+    results = payload.get("results") if isinstance(payload, dict) else None
+    if not isinstance(results, list):
+        raise RagError(f"web search at {url} answered JSON without a 'results' list")
+    hits: list[Hit] = []
+    for result in results:
+        if not isinstance(result, dict):
+            continue
+        chunk = _chunk_for(result, len(hits))
+        if chunk is None or any(h.chunk.id == chunk.id for h in hits):
+            continue
+        rank = len(hits) + 1
+        raw = float(result.get("score") or 0.0)
+        hits.append(Hit(chunk=chunk, score=raw if raw else 1.0 / rank, ranks={"web": rank},
+                        scores={"web": raw}, source_name=chunk.metadata["source_name"]))
+        if len(hits) >= k:
+            break
+    return hits
