@@ -1,0 +1,536 @@
+"""The index: chunks of every granularity in a vector store (Chroma) and a BM25 index, plus navigation.
+
+One index per configuration (chunking + embedder), named like its Chroma collection. Writes are atomic:
+new vectors are upserted first under a ``pending`` marker, then the side store's manifest is replaced in one
+``os.replace`` (the commit), then stale vectors are deleted. Searches only return chunks of the committed
+manifest, so an ingest that fails or is killed midway leaves the previous index answering, and the next
+open deletes the orphaned vectors. Readers take no lock: they use an immutable snapshot swapped on commit.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rag_core.config import ChunkingConfig, Settings
+from rag_core.errors import IndexError_, RagError
+from rag_core.stores.hot import HotTier, chunk_allowed
+from rag_core.stores.keyword import KeywordIndex
+from rag_core.stores.sidestore import SideStore
+from rag_core.stores.vector import (
+    ChromaVectorStore,
+    build_where,
+    check_collection_name,
+    chunk_metadata,
+    delete_chroma_collection,
+    describe,
+    list_chroma_collections,
+    make_client,
+)
+from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
+
+Progress = Callable[[int, int], None]
+Chunker = Callable[[Document, ChunkingConfig, str], list[Chunk]]
+# Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora.
+WRITE_BATCH = 512
+
+_registry_lock = threading.Lock()
+_index_locks: dict[str, threading.RLock] = {}
+_clients: dict[str, Any] = {}
+
+
+def _lock_for(root: Path) -> threading.RLock:
+    with _registry_lock:
+        return _index_locks.setdefault(str(root.resolve()), threading.RLock())
+
+
+def _client(settings: Settings):
+    """One Chroma client per store location per process (clients are thread-safe and costly to build)."""
+    key = describe(settings)
+    with _registry_lock:
+        if key not in _clients:
+            _clients[key] = make_client(settings)
+        return _clients[key]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _as_list(value, allowed: tuple[str, ...], what: str) -> list[str] | None:
+    if value is None or value == "any" or value == []:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what} {bad}; allowed: {', '.join(allowed)}")
+    return values
+
+
+@dataclass(slots=True)
+class Filters:
+    """What a search may return; None (or ``"any"`` for granularity) means no restriction."""
+
+    granularity: list[str] | None = None
+    chunk_types: list[str] | None = None
+    doc_ids: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.granularity = _as_list(self.granularity, GRANULARITIES, "granularity")
+        self.chunk_types = _as_list(self.chunk_types, CHUNK_TYPES, "chunk type")
+        if self.doc_ids is not None:
+            self.doc_ids = [self.doc_ids] if isinstance(self.doc_ids, str) else list(self.doc_ids) or None
+
+
+@dataclass(slots=True)
+class IngestReport:
+    collection: str
+    documents: int = 0
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    chunks: dict[str, int] = field(default_factory=dict)
+    embedded: int = 0
+    removed_chunks: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        return sum(self.chunks.values()) / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "chunks_per_s": round(self.chunks_per_s, 1)}
+
+
+@dataclass(slots=True, frozen=True)
+class _Snapshot:
+    """The committed state readers use; replaced (never mutated) on each commit."""
+
+    manifest: dict[str, Any]
+    chunks: dict[str, Chunk]
+    by_doc: dict[str, list[Chunk]]
+    keyword: KeywordIndex
+    stamp: tuple[int, int] | None
+
+    @property
+    def generation(self) -> int:
+        return int(self.manifest.get("generation", 0))
+
+
+def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
+    rank = {g: i for i, g in enumerate(GRANULARITIES)}
+    return sorted(chunks, key=lambda c: (rank.get(c.granularity, 9), c.start, c.position, c.id))
+
+
+class Index:
+    """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
+
+    def __init__(self, name: str, settings: Settings, embedder, chunking: ChunkingConfig, store, side: SideStore,
+                 chunker: Chunker | None, clock: Callable[[], float]):
+        self.name = name
+        self.settings = settings
+        self.embedder = embedder
+        self.chunking = chunking
+        self._store = store
+        self._side = side
+        self._chunker = chunker
+        self._lock = _lock_for(side.root)
+        self.hot = HotTier(clock)
+        self._snapshot = self._load()
+
+    # --- opening ------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, name: str, settings: Settings, embedder, chunking: ChunkingConfig | None = None, *,
+             chunker: Chunker | None = None, clock: Callable[[], float] = time.monotonic) -> Index:
+        """Open (creating when missing) index ``name``; refuses an embedder or chunking it was not built with."""
+        check_collection_name(name)
+        side = SideStore(Path(settings.data_dir) / "indexes" / name)
+        side.ensure()
+        embedder_id, dim = str(embedder.id), int(embedder.dim)
+        with _lock_for(side.root):
+            manifest = side.read_manifest()
+            if manifest is None:
+                with side.write_lock():
+                    manifest = side.read_manifest()  # another process may have created it meanwhile
+                    if manifest is None:
+                        chunking = chunking or ChunkingConfig()
+                        manifest = {"name": name, "embedder_id": embedder_id, "dim": dim,
+                                    "chunking": chunking.model_dump(), "generation": 0, "created": _now(),
+                                    "documents": {}}
+                        side.commit(manifest)
+            if manifest["embedder_id"] != embedder_id or int(manifest["dim"]) != dim:
+                raise IndexError_(
+                    f"index {name!r} was built with embedder {manifest['embedder_id']} ({manifest['dim']} dims), "
+                    f"not {embedder_id} ({dim} dims); open it with that embedder or use another collection"
+                )
+            stored = ChunkingConfig.model_validate(manifest["chunking"])
+            if chunking is not None and chunking != stored:
+                raise IndexError_(
+                    f"index {name!r} was built with chunking {stored.model_dump()}, not {chunking.model_dump()}; "
+                    "each chunking configuration has its own collection"
+                )
+            chunking = stored
+            metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
+                        "created": manifest.get("created", _now())}
+            store = ChromaVectorStore(_client(settings), name, metadata, describe(settings))
+            stored_meta = store.metadata()
+            if stored_meta.get("embedder_id", embedder_id) != embedder_id:
+                raise IndexError_(
+                    f"collection {name!r} on {describe(settings)} holds {stored_meta['embedder_id']} vectors, "
+                    f"not {embedder_id}; use another collection name"
+                )
+            index = cls(name, settings, embedder, chunking, store, side, chunker, clock)
+            with side.write_lock(blocking=False) as locked:
+                if locked:  # nobody is writing: safe to clean up after a crashed ingest
+                    index._current()
+                    index._recover()
+        return index
+
+    def _recover(self) -> None:
+        """After a crashed ingest: delete vectors and files the committed manifest does not name."""
+        if self._side.read_pending() is not None:
+            committed = self._snapshot.chunks
+            orphans = [i for i in self._store.all_ids() if i not in committed]
+            self._store.delete(orphans)
+            self._side.clear_pending()
+        self._side.remove_unreferenced(self._snapshot.manifest)
+
+    def _load(self) -> _Snapshot:
+        stamp = self._side.stamp()
+        manifest = self._side.read_manifest() or {"documents": {}, "generation": 0}
+        chunks: dict[str, Chunk] = {}
+        by_doc: dict[str, list[Chunk]] = {}
+        try:
+            for doc_id, entry in manifest.get("documents", {}).items():
+                doc_chunks = self._side.read_chunks(entry["file"])
+                by_doc[doc_id] = _doc_order(doc_chunks)
+                chunks.update((c.id, c) for c in doc_chunks)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise IndexError_(f"index {self.name!r} is damaged ({e}); delete the collection and re-ingest") from e
+        keyword = KeywordIndex.load(self._side.bm25_dir(int(manifest.get("generation", 0))), chunks)
+        return _Snapshot(manifest, chunks, by_doc, keyword, stamp)
+
+    def _current(self) -> _Snapshot:
+        """The committed snapshot, reloaded when another process committed since."""
+        snapshot = self._snapshot
+        if self._side.stamp() != snapshot.stamp:
+            with self._lock:
+                if self._side.stamp() != self._snapshot.stamp:
+                    self._snapshot = self._load()
+                snapshot = self._snapshot
+        return snapshot
+
+    # --- writing ------------------------------------------------------------------------------------
+    def _chunk(self, doc: Document) -> list[Chunk]:
+        chunker = self._chunker
+        if chunker is None:
+            try:
+                from rag_core.chunking import chunk_document as chunker
+            except ImportError as e:
+                raise IndexError_("the chunker (rag_core.chunking) is not available in this installation") from e
+        return chunker(doc, self.chunking, "all")
+
+    def ingest(self, docs: Sequence[Document], progress: Progress | None = None, *, force: bool = False,
+               replace_same_name: bool = True) -> IngestReport:
+        """Chunk at all granularities, embed and write ``docs`` atomically.
+
+        A document already indexed (same id) is skipped unless ``force``; with ``replace_same_name`` a new
+        version of a document (same name, new content) replaces the old one. A document the chunker
+        rejects is reported in ``errors`` and the others are still indexed.
+        """
+        started = time.perf_counter()
+        report = IngestReport(self.name, documents=len(docs))
+        indexed = self._current().manifest.get("documents", {})
+        entries: list[tuple[Document, list[Chunk]]] = []
+        for doc in docs:
+            if not isinstance(doc, Document):
+                raise ValueError(f"ingest takes Document objects, got {type(doc).__name__}")
+            if doc.id in indexed and not force:
+                report.unchanged.append(doc.id)
+                continue
+            try:
+                entries.append((doc, self._chunk(doc)))
+            except (RagError, ValueError) as e:
+                report.errors[doc.name] = str(e)
+        self._write(entries, [], progress, report, replace_same_name)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def add_chunks(self, docs: Sequence[Document], chunks: Sequence[Chunk], progress: Progress | None = None,
+                   ) -> IngestReport:
+        """Index pre-chunked input (e.g. a BEIR corpus with one chunk per document), replacing those documents."""
+        started = time.perf_counter()
+        report = IngestReport(self.name, documents=len(docs))
+        by_doc: dict[str, list[Chunk]] = {doc.id: [] for doc in docs}
+        for chunk in chunks:
+            if chunk.doc_id not in by_doc:
+                raise ValueError(f"chunk {chunk.id} belongs to document {chunk.doc_id}, which is not among the docs")
+            by_doc[chunk.doc_id].append(chunk)
+        self._write([(doc, by_doc[doc.id]) for doc in docs], [], progress, report, False)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def remove_document(self, doc_id: str) -> bool:
+        """Remove a document from both tiers; False when it was not indexed."""
+        in_hot = self.hot.remove(doc_id)
+        if doc_id not in self._current().manifest.get("documents", {}):
+            return in_hot
+        self._write([], [doc_id], None, IngestReport(self.name), False)
+        return True
+
+    def _write(self, entries: list[tuple[Document, list[Chunk]]], remove_doc_ids: list[str],
+               progress: Progress | None, report: IngestReport, replace_same_name: bool) -> None:
+        if not entries and not remove_doc_ids:
+            return
+        with self._lock, self._side.write_lock():
+            old = self._current()
+            documents = dict(old.manifest.get("documents", {}))
+            replaced = set(remove_doc_ids)
+            for doc, _ in entries:
+                if doc.id in documents:
+                    replaced.add(doc.id)
+                    report.replaced.append(doc.id)
+                else:
+                    report.added.append(doc.id)
+                if replace_same_name:
+                    replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
+            new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
+            new_ids = [c.id for c in new_chunks]
+            if len(set(new_ids)) != len(new_ids):
+                raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
+            new_id_set = set(new_ids)
+            stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
+            fresh = [i for i in new_ids if i not in old.chunks]
+            self._side.write_pending(fresh, stale)
+            try:
+                self._upsert(entries, new_chunks, progress, report)
+                generation = old.generation + 1
+                now = _now()
+                for doc_id in replaced:
+                    documents.pop(doc_id, None)
+                for doc, doc_chunks in entries:
+                    counts: dict[str, int] = {}
+                    for chunk in doc_chunks:
+                        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
+                    file_name = self._side.write_chunks(doc.id, generation, doc_chunks)
+                    documents[doc.id] = {"name": doc.name, "file": file_name, "updated": now, "chunks": counts,
+                                         "doc_type": doc.doc_type, "size": doc.size}
+                chunks = {i: c for i, c in old.chunks.items() if c.doc_id not in replaced}
+                chunks.update((c.id, c) for c in new_chunks)
+                keyword = KeywordIndex.build(chunks)
+                keyword.save(self._side.bm25_dir(generation))
+                manifest = {**old.manifest, "generation": generation, "updated": now, "documents": documents}
+                self._side.commit(manifest)  # the commit point
+            except BaseException:
+                # Roll back what we can now; whatever is left the next open cleans up (pending marker stays).
+                try:
+                    self._store.delete(fresh)
+                    self._side.remove_unreferenced(old.manifest)
+                    self._side.clear_pending()
+                except Exception:  # noqa: S110 - best effort; recovery on next open finishes the job
+                    pass
+                raise
+            by_doc = {d: cs for d, cs in old.by_doc.items() if d not in replaced}
+            by_doc.update((doc.id, _doc_order(doc_chunks)) for doc, doc_chunks in entries)
+            self._snapshot = _Snapshot(manifest, chunks, by_doc, keyword, self._side.stamp())
+            self._store.delete(stale)
+            report.removed_chunks = len(stale)
+            self._side.remove_unreferenced(manifest)
+            self._side.clear_pending()
+
+    def _upsert(self, entries, new_chunks: list[Chunk], progress: Progress | None, report: IngestReport) -> None:
+        names = {doc.id: doc.name for doc, _ in entries}
+        updated = _now()
+        total = len(new_chunks)
+        if progress is not None:
+            progress(0, total)
+        for start in range(0, total, WRITE_BATCH):
+            batch = new_chunks[start : start + WRITE_BATCH]
+
+            def batch_progress(done: int, _total: int, offset: int = start) -> None:
+                if progress is not None:
+                    progress(min(total, offset + done), total)
+
+            vectors = self.embedder.embed_documents([c.text for c in batch], batch_progress)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.shape != (len(batch), int(self.embedder.dim)):
+                raise IndexError_(f"embedder {self.embedder.id} returned shape {vectors.shape}, "
+                                  f"expected ({len(batch)}, {self.embedder.dim})")
+            self._store.upsert([c.id for c in batch], vectors,
+                               [chunk_metadata(c, names[c.doc_id], updated) for c in batch])
+            report.embedded += len(batch)
+            if progress is not None:
+                progress(min(total, start + len(batch)), total)
+        for chunk in new_chunks:
+            report.chunks[chunk.granularity] = report.chunks.get(chunk.granularity, 0) + 1
+
+    def add_hot(self, doc: Document, ttl_s: float) -> list[Chunk]:
+        """Keep ``doc`` in memory for ``ttl_s`` seconds, searched with the rest; returns its chunks."""
+        if not ttl_s or ttl_s <= 0:
+            raise ValueError(f"ttl_s must be a positive number of seconds, got {ttl_s!r}")
+        chunks = self._chunk(doc)
+        vectors = self.embed_texts([c.text for c in chunks]) if chunks else np.zeros((0, self.embedder.dim))
+        self.hot.add(doc.id, doc.name, chunks, vectors, ttl_s)
+        return chunks
+
+    # --- reading ------------------------------------------------------------------------------------
+    def documents(self) -> list[dict[str, Any]]:
+        """One dict per indexed document: doc_id, name, tier, chunks per granularity, updated."""
+        rows = [{"doc_id": doc_id, "tier": "persistent", **entry}
+                for doc_id, entry in self._current().manifest.get("documents", {}).items()]
+        for entry in self.hot.entries():
+            counts: dict[str, int] = {}
+            for chunk in entry.chunks:
+                counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
+            rows.append({"doc_id": entry.doc_id, "name": entry.name, "tier": "hot", "chunks": counts,
+                         "expires_at": entry.expires_at})
+        for row in rows:
+            row.pop("file", None)
+        return rows
+
+    def doc_name(self, doc_id: str) -> str:
+        """The source name of a document ("" when unknown)."""
+        entry = self._current().manifest.get("documents", {}).get(doc_id)
+        if entry:
+            return entry["name"]
+        return next((e.name for e in self.hot.entries() if e.doc_id == doc_id), "")
+
+    def count(self) -> dict[str, int]:
+        counts = dict.fromkeys(GRANULARITIES, 0)
+        for chunk in [*self._current().chunks.values(), *self.hot.chunks()]:
+            counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
+        return counts
+
+    def get(self, chunk_id: str) -> Chunk | None:
+        return self._current().chunks.get(chunk_id) or self.hot.get(chunk_id)
+
+    def get_many(self, ids: Iterable[str]) -> list[Chunk]:
+        """Chunks of ``ids`` that exist, in the given order."""
+        found = (self.get(i) for i in ids)
+        return [c for c in found if c is not None]
+
+    def chunks(self, doc_id: str | None = None, granularity: str | None = None) -> list[Chunk]:
+        """Chunks in document order, optionally of one document and/or granularity."""
+        _as_list(granularity, GRANULARITIES, "granularity")
+        snapshot = self._current()
+        hot_by_doc: dict[str, list[Chunk]] = {}
+        for entry in self.hot.entries():
+            hot_by_doc[entry.doc_id] = _doc_order(entry.chunks)
+        groups = {**snapshot.by_doc, **hot_by_doc}
+        selected = [groups.get(doc_id, [])] if doc_id is not None else list(groups.values())
+        return [c for group in selected for c in group if granularity is None or c.granularity == granularity]
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.embedder.embed_documents(list(texts)), dtype=np.float32)
+
+    # --- search -------------------------------------------------------------------------------------
+    def vector_search(self, query: str, k: int, filters: Filters | None = None, exclude_ids: Iterable[str] = (),
+                      ) -> list[tuple[Chunk, float]]:
+        """Chunks by cosine similarity to ``query`` (in [-1, 1]), best first, both tiers."""
+        filters = filters or Filters()
+        snapshot = self._current()
+        exclude = set(exclude_ids)
+        query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        hits: list[tuple[Chunk, float]] = []
+        if snapshot.chunks and k > 0:
+            where = build_where(filters.granularity, filters.chunk_types, filters.doc_ids)
+            # Over-fetch: the store may hold vectors of an uncommitted ingest, and excluded ids are dropped here.
+            n = min(k + len(exclude) + 8, len(snapshot.chunks) + 64)
+            while True:
+                found = self._store.query(query_vector, n, where)
+                hits = [(snapshot.chunks[i], s) for i, s in found if i in snapshot.chunks and i not in exclude]
+                if len(hits) >= k or len(found) < n:
+                    break
+                n *= 2
+        allowed = lambda c: chunk_allowed(c, filters.granularity, filters.chunk_types, filters.doc_ids)  # noqa: E731
+        hits.extend(self.hot.vector_search(query_vector, k, allowed, exclude))
+        hits.sort(key=lambda pair: -pair[1])
+        return hits[:k]
+
+    def keyword_search(self, query: str, k: int, filters: Filters | None = None, exclude_ids: Iterable[str] = (),
+                       ) -> list[tuple[Chunk, float]]:
+        """Chunks by raw BM25 score (positive only), best first, both tiers."""
+        filters = filters or Filters()
+        snapshot = self._current()
+        args = (filters.granularity, filters.chunk_types, filters.doc_ids, exclude_ids)
+        hits = [(snapshot.chunks[i], s) for i, s in snapshot.keyword.search(query, k, *args)]
+        hits.extend(self.hot.keyword_search(query, k, *args))
+        hits.sort(key=lambda pair: -pair[1])
+        return hits[:k]
+
+    # --- navigation ---------------------------------------------------------------------------------
+    def _require(self, chunk_id: str) -> Chunk:
+        chunk = self.get(chunk_id)
+        if chunk is None:
+            raise IndexError_(f"no chunk with id {chunk_id!r} in index {self.name!r}")
+        return chunk
+
+    def zoom_in(self, section_id: str) -> list[Chunk]:
+        """The children of a chunk (a section's paragraphs, a table's rows), in document order."""
+        chunk = self._require(section_id)
+        if chunk.child_ids:
+            return self.get_many(chunk.child_ids)
+        return [c for c in self.chunks(chunk.doc_id) if c.parent_id == chunk.id]
+
+    def zoom_out(self, chunk_id: str) -> Chunk | None:
+        """The parent of a chunk; None for a document-level chunk."""
+        chunk = self._require(chunk_id)
+        return self.get(chunk.parent_id) if chunk.parent_id else None
+
+    def list_sections(self, doc_id: str) -> list[Chunk]:
+        """Section chunks of a document in document order."""
+        if not self.chunks(doc_id):
+            raise IndexError_(f"document {doc_id!r} is not in index {self.name!r}")
+        return self.chunks(doc_id, "section")
+
+    def read_section(self, doc_id: str, section_id: str) -> Chunk:
+        chunk = self._require(section_id)
+        if chunk.doc_id != doc_id:
+            raise IndexError_(f"chunk {section_id!r} belongs to document {chunk.doc_id!r}, not {doc_id!r}")
+        return chunk
+
+
+def list_collections(settings: Settings) -> list[dict[str, Any]]:
+    """Every index: name, embedder, chunking, documents and chunk counts, and vectors in the store."""
+    rows: dict[str, dict[str, Any]] = {}
+    root = Path(settings.data_dir) / "indexes"
+    if root.is_dir():
+        for directory in sorted(root.iterdir()):
+            manifest = SideStore(directory).read_manifest()
+            if manifest is None:
+                continue
+            documents = manifest.get("documents", {})
+            rows[directory.name] = {
+                "name": directory.name, "embedder_id": manifest.get("embedder_id"), "dim": manifest.get("dim"),
+                "chunking": manifest.get("chunking"), "documents": len(documents),
+                "chunks": sum(sum(e.get("chunks", {}).values()) for e in documents.values()),
+                "updated": manifest.get("updated", manifest.get("created")), "vectors": 0,
+            }
+    for name, metadata, count in list_chroma_collections(_client(settings), describe(settings)):
+        row = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
+                                     "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
+        row["vectors"] = count
+    return sorted(rows.values(), key=lambda r: r["name"])
+
+
+def delete_collection(name: str, settings: Settings) -> bool:
+    """Delete an index (vectors and side store); False when there was nothing to delete."""
+    check_collection_name(name)
+    side = SideStore(Path(settings.data_dir) / "indexes" / name)
+    with _lock_for(side.root), side.write_lock():
+        deleted = delete_chroma_collection(_client(settings), name, describe(settings))
+        existed = side.manifest_path.exists()
+        for path in side.root.iterdir():
+            if path.name != "ingest.lock":
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    shutil.rmtree(side.root, ignore_errors=True)
+    return deleted or existed

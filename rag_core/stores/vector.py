@@ -1,0 +1,217 @@
+"""The ``VectorStore`` protocol and its ChromaDB implementation (embedded or client/server).
+
+Chroma stores vectors plus flat metadata; full ``Chunk`` objects live in the index's side store, so the
+metadata here is only what filtering needs. Every Chroma failure is re-raised as ``IndexError_`` with a
+message naming the store (a server that went away reads "Chroma server at host:port is unreachable").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from rag_core.config import Settings
+from rag_core.errors import IndexError_
+from rag_core.types import CHUNK_TYPES, Chunk
+
+# Chroma's collection-name rule: 3-63 chars of [a-zA-Z0-9._-], starting and ending alphanumeric.
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
+
+
+def check_collection_name(name: str) -> str:
+    """``name`` if it is a valid collection name, else a ``ValueError`` saying what is allowed."""
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise ValueError(
+            f"invalid collection name {name!r}: use 3-63 characters of letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit"
+        )
+    return name
+
+
+class VectorStore(Protocol):
+    """A named set of (id, vector, metadata) rows searched by cosine similarity."""
+
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine similarity)`` pairs, best first."""
+        ...
+
+    def all_ids(self) -> list[str]: ...
+
+    def count(self) -> int: ...
+
+    def metadata(self) -> dict[str, Any]: ...
+
+
+def describe(settings: Settings) -> str:
+    if settings.chroma_host:
+        return f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
+    return f"embedded Chroma in {Path(settings.data_dir) / 'chroma'}"
+
+
+def make_client(settings: Settings):
+    """A Chroma client: ``HttpClient`` when a server is configured, else an embedded ``PersistentClient``."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    try:
+        if settings.chroma_host:
+            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+        path = Path(settings.data_dir) / "chroma"
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    except Exception as e:
+        raise IndexError_(f"{describe(settings)} is unreachable or unusable: {e}") from e
+
+
+def chunk_metadata(chunk: Chunk, source_name: str, updated: str) -> dict[str, Any]:
+    """Flat, None-free metadata for one chunk (Chroma rejects None and empty lists)."""
+    metadata: dict[str, Any] = {
+        "doc_id": chunk.doc_id,
+        "granularity": chunk.granularity,
+        "chunk_type": chunk.chunk_type,
+        "language": chunk.language or "",
+        "heading": chunk.heading,
+        "parent_id": chunk.parent_id or "",
+        "tokens": int(chunk.tokens),
+        "start": int(chunk.start),
+        "end": int(chunk.end),
+        "source": source_name,
+        "updated": updated,
+    }
+    # A coarse chunk (section, document) matches a chunk-type filter when it contains that type.
+    for chunk_type in {chunk.chunk_type, *chunk.contains_types}:
+        if chunk_type in CHUNK_TYPES:
+            metadata[f"has_{chunk_type}"] = True
+    return metadata
+
+
+def build_where(
+    granularity: Sequence[str] | None, chunk_types: Sequence[str] | None, doc_ids: Sequence[str] | None
+) -> dict | None:
+    """A Chroma ``where`` clause for the filters (None when nothing is filtered)."""
+    clauses: list[dict] = []
+    if granularity:
+        clauses.append({"granularity": {"$in": list(granularity)}})
+    if chunk_types:
+        type_clauses = [{f"has_{t}": True} for t in chunk_types]
+        clauses.append(type_clauses[0] if len(type_clauses) == 1 else {"$or": type_clauses})
+    if doc_ids:
+        clauses.append({"doc_id": {"$in": list(doc_ids)}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class ChromaVectorStore:
+    """One Chroma collection in cosine space; we always pass our own embeddings (no embedding function)."""
+
+    def __init__(self, client, name: str, metadata: dict[str, Any], where: str):
+        self._where = where
+        check_collection_name(name)
+        self.name = name
+        try:
+            self._collection = client.get_or_create_collection(
+                name,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata=metadata,
+                embedding_function=None,
+            )
+            self._max_batch = int(client.get_max_batch_size())
+        except Exception as e:
+            raise IndexError_(f"could not open collection {name!r} on {where}: {e}") from e
+
+    def _fail(self, what: str, e: Exception) -> IndexError_:
+        return IndexError_(f"{what} failed on {self._where} (collection {self.name!r}): {e}")
+
+    def _batches(self, n: int) -> Iterator[slice]:
+        size = max(1, min(self._max_batch, 4000))
+        for start in range(0, n, size):
+            yield slice(start, min(n, start + size))
+
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+        ids = list(ids)
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if len(ids) != len(embeddings) or len(ids) != len(metadatas):
+            raise ValueError(f"upsert needs as many ids ({len(ids)}) as embeddings ({len(embeddings)}) and metadatas")
+        try:
+            for part in self._batches(len(ids)):
+                self._collection.upsert(ids=ids[part], embeddings=embeddings[part], metadatas=list(metadatas[part]))
+        except Exception as e:
+            raise self._fail("writing vectors", e) from e
+
+    def delete(self, ids: Sequence[str]) -> None:
+        ids = list(ids)
+        try:
+            for part in self._batches(len(ids)):
+                self._collection.delete(ids=ids[part])
+        except Exception as e:
+            raise self._fail("deleting vectors", e) from e
+
+    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
+        if n <= 0:
+            return []
+        try:
+            result = self._collection.query(
+                query_embeddings=[np.asarray(embedding, dtype=np.float32)],
+                n_results=int(n),
+                where=where,
+                include=["distances"],
+            )
+        except Exception as e:
+            raise self._fail("vector search", e) from e
+        ids = result["ids"][0] if result["ids"] else []
+        distances = result["distances"][0] if result["distances"] else []
+        # Chroma's cosine distance is 1 - cosine similarity.
+        return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(ids, distances, strict=True)]
+
+    def all_ids(self) -> list[str]:
+        ids: list[str] = []
+        page = 5000
+        try:
+            offset = 0
+            while True:
+                got = self._collection.get(include=[], limit=page, offset=offset)["ids"]
+                ids.extend(got)
+                if len(got) < page:
+                    return ids
+                offset += page
+        except Exception as e:
+            raise self._fail("listing vectors", e) from e
+
+    def count(self) -> int:
+        try:
+            return int(self._collection.count())
+        except Exception as e:
+            raise self._fail("counting vectors", e) from e
+
+    def metadata(self) -> dict[str, Any]:
+        return dict(self._collection.metadata or {})
+
+
+def list_chroma_collections(client, where: str) -> list[tuple[str, dict[str, Any], int]]:
+    """``(name, metadata, count)`` of every collection."""
+    try:
+        return [(c.name, dict(c.metadata or {}), int(c.count())) for c in client.list_collections()]
+    except Exception as e:
+        raise IndexError_(f"listing collections failed on {where}: {e}") from e
+
+
+def delete_chroma_collection(client, name: str, where: str) -> bool:
+    """Delete collection ``name``; False when it did not exist."""
+    try:
+        existing = {c.name for c in client.list_collections()}
+        if name not in existing:
+            return False
+        client.delete_collection(name)
+        return True
+    except Exception as e:
+        raise IndexError_(f"deleting collection {name!r} failed on {where}: {e}") from e
