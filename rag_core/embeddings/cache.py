@@ -123,7 +123,8 @@ class CachedEmbedder:
             if key not in found and key not in missing:
                 missing[key] = text
         cached_rows = sum(1 for key in keys if key in found)
-        self._count(cached_rows, total - cached_rows)
+        # misses = texts the inner embedder computes; a text repeated within the call is embedded once.
+        self._count(total - len(missing), len(missing))
         report(progress, cached_rows, total)
         if missing:
             missing_keys = list(missing)

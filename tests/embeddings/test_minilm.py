@@ -1,0 +1,112 @@
+"""The numpy MiniLM against sentence-transformers reference vectors, plus batching and threading behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag_core.embeddings import minilm
+from rag_core.embeddings.minilm import MiniLMEmbedder, gelu, plan_batches
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.json"
+REFERENCE = json.loads(FIXTURE.read_text(encoding="utf-8"))["texts"]
+REF_TEXTS = [item["text"] for item in REFERENCE]
+REF_VECTORS = np.array([item["vector"] for item in REFERENCE], dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder(threads=2)
+
+
+def test_reference_fixture_covers_the_hard_cases():
+    names = {item["name"]: item for item in REFERENCE}
+    assert names["long_passage"]["hf_tokens_untruncated"] > 256  # exercises truncation at 256, not 128
+    assert len(REFERENCE) == 8
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matches_sentence_transformers(threads):
+    vectors = MiniLMEmbedder(threads=threads, batch_tokens=512).embed_documents(REF_TEXTS)
+    cosines = (vectors * REF_VECTORS).sum(axis=1)
+    assert vectors.dtype == np.float32 and vectors.shape == (8, 384)
+    for item, cosine in zip(REFERENCE, cosines, strict=True):
+        assert cosine >= 0.999, f"{item['name']}: cosine {cosine:.5f}"
+
+
+def test_query_matches_reference(embedder):
+    for text, reference in zip(REF_TEXTS, REF_VECTORS, strict=True):
+        vector = embedder.embed_query(text)
+        assert vector.shape == (384,)
+        assert float(vector @ reference) >= 0.999
+
+
+def test_numpy_erf_fallback_matches_reference(embedder, monkeypatch):
+    monkeypatch.setattr(minilm, "_erf", None)
+    cosines = (embedder.embed_documents(REF_TEXTS[:3]) * REF_VECTORS[:3]).sum(axis=1)
+    assert cosines.min() >= 0.999
+
+
+def test_truncates_at_256_tokens(embedder):
+    ids = embedder.model.tokenize(["word " * 1000, "short"])
+    assert [len(x) for x in ids] == [256, 3]  # [CLS] short [SEP]; no padding from tokenizer.json
+
+
+def test_vectors_are_unit_length_and_order_is_kept(embedder):
+    texts = ["a cat", "x " * 300, "the dog barks at night", "a cat"]
+    vectors = embedder.embed_documents(texts)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(vectors[0], vectors[3], atol=1e-6)
+    np.testing.assert_allclose(vectors[2], embedder.embed_query("the dog barks at night"), atol=1e-5)
+
+
+def test_semantics(embedder):
+    query = embedder.embed_query("How do I bake bread?")
+    passages = embedder.embed_documents(["A recipe for baking sourdough bread at home.", "Stock market news today."])
+    assert float(passages[0] @ query) > float(passages[1] @ query) + 0.3
+
+
+def test_progress_reported_per_batch(embedder):
+    seen = []
+    texts = [f"sentence number {i} " * (1 + i % 5) for i in range(40)]
+    small = MiniLMEmbedder(threads=2, batch_tokens=256)
+    small.embed_documents(texts, progress=lambda done, total: seen.append((done, total)))
+    assert len(seen) == len(plan_batches([len(x) for x in embedder.model.tokenize(texts)], 256))
+    assert len(seen) > 1
+    assert seen[-1] == (40, 40)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_empty_input(embedder):
+    seen = []
+    out = embedder.embed_documents([], progress=lambda d, t: seen.append((d, t)))
+    assert out.shape == (0, 384) and seen == [(0, 0)]
+
+
+def test_bad_input_is_a_value_error(embedder):
+    with pytest.raises(ValueError, match="not one string"):
+        embedder.embed_documents("just a string")
+    with pytest.raises(ValueError, match="text #1 is int"):
+        embedder.embed_documents(["ok", 3])
+    with pytest.raises(ValueError, match="threads"):
+        MiniLMEmbedder(threads=0)
+
+
+def test_plan_batches_sorts_by_length_and_caps_padded_tokens():
+    assert plan_batches([5, 100, 7, 100, 50], batch_tokens=256) == [[1, 3], [4, 2, 0]]
+    assert plan_batches([3] * 5, batch_tokens=256, max_batch=2) == [[0, 1], [2, 3], [4]]
+    assert plan_batches([], batch_tokens=256) == []
+
+
+def test_gelu_is_the_exact_erf_form():
+    x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0], dtype=np.float32)
+    # x * Phi(x), Phi from the error function (values from math.erf).
+    expected = np.array([-0.00404951, -0.15865526, 0.0, 0.34573123, 1.95449974], dtype=np.float32)
+    np.testing.assert_allclose(gelu(x), expected, atol=1e-6)
+
+
+def test_model_is_loaded_once(embedder):
+    assert MiniLMEmbedder().model is embedder.model
