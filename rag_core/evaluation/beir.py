@@ -1,0 +1,182 @@
+"""Evaluate the project's retrievers on a BEIR folder (corpus, queries, qrels): BM25, dense or hybrid.
+
+The corpus goes into a regular ``Index`` as pre-chunked documents (one chunk per abstract: title + text), so
+the figures measure the same vector store, BM25 index and fusion the app uses. The index is kept in the data
+directory under a collection named after the dataset and embedder; a second run reuses it (and the embedding
+cache makes rebuilding cheap).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.config import ChunkingConfig, RAGConfig, Settings, get_settings
+from rag_core.evaluation.metrics import evaluate_run
+from rag_core.evaluation.questions import BeirDataset
+from rag_core.types import Chunk
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+FUSIONS = ("rrf", "weighted")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class BeirReport:
+    """Mean metrics of one retriever on one dataset, plus the run itself and per-query latency."""
+
+    dataset: str
+    retriever: str
+    k: int
+    metrics: dict[str, float]
+    latency_ms: dict[str, float]
+    settings: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self, include_run: bool = False) -> dict[str, Any]:
+        data = {"dataset": self.dataset, "retriever": self.retriever, "k": self.k, **self.metrics,
+                "latency_ms": self.latency_ms, "settings": self.settings}
+        if include_run:
+            data["run"] = self.run
+        return data
+
+
+def beir_chunks(dataset: BeirDataset) -> list[Chunk]:
+    """One paragraph-level chunk per corpus document, id and doc id both the BEIR document id."""
+    from rag_core.tokens import count_tokens
+
+    chunks = []
+    for position, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
+        body = f"{title}\n\n{text}" if title and text else (title or text)
+        chunks.append(Chunk(
+            id=doc_id, doc_id=doc_id, granularity="paragraph", chunk_type="prose", text=body, start=0,
+            end=len(body), tokens=count_tokens(body), heading_path=[title] if title else [], verbatim=True,
+            position=position, metadata={"source_name": f"{dataset.name}:{doc_id}"},
+        ))
+    return chunks
+
+
+def collection_for(dataset: BeirDataset, embedder: str) -> str:
+    """Chroma-safe collection name for a dataset and embedder."""
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", dataset.name).strip("-_")[:40] or "beir"
+    return f"beir-{safe}-{embedder}"
+
+
+def open_beir_index(dataset: BeirDataset, embedder: str, settings: Settings | None = None,
+                    progress: Progress | None = None):
+    """The dataset's index, built on first use (embeddings cached in the data directory)."""
+    from rag_core.services import open_index
+
+    settings = settings or get_settings()
+    config = RAGConfig(chunking=ChunkingConfig(max_tokens=8192, overlap=0), embedding={"embedder": embedder})
+    index = open_index(config, settings, collection=collection_for(dataset, embedder))
+    present = sum(index.count().values())
+    if present != len(dataset.corpus):
+        chunks = beir_chunks(dataset)
+
+        def report(done: int, total: int) -> None:
+            if progress:
+                progress("indexing", done, total)
+
+        index.add_chunks(chunks, progress=report)
+    return index
+
+
+def search_bm25(index, query: str, depth: int) -> list[tuple[str, float]]:
+    from rag_core.index import Filters
+
+    return [(chunk.doc_id, float(score)) for chunk, score in index.keyword_search(query, depth, Filters())]
+
+
+def search_dense(index, query: str, depth: int) -> list[tuple[str, float]]:
+    from rag_core.index import Filters
+
+    return [(chunk.doc_id, float(score)) for chunk, score in index.vector_search(query, depth, Filters())]
+
+
+def fuse(rankings: dict[str, Sequence[tuple[str, float]]], fusion: str, rrf_k: int, weight: float) -> list[str]:
+    """Fused document ids, best first (``weight`` is the vector share in weighted fusion)."""
+    from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+
+    rankings = {name: list(r) for name, r in rankings.items() if r}
+    if not rankings:
+        return []
+    if fusion == "rrf":
+        fused = rrf_fuse(rankings, k=rrf_k)
+    else:
+        fused = weighted_fuse(rankings, {n: w for n, w in hybrid_weights(weight).items() if n in rankings})
+    return [item.id for item in fused]
+
+
+def run_queries(index, dataset: BeirDataset, retriever: str, depth: int = 100, fusion: str = "rrf",
+                rrf_k: int = 60, weight: float = 0.5, progress: Progress | None = None,
+                ) -> tuple[dict[str, list[str]], list[float]]:
+    """Ranked document ids per judged query (``depth`` deep) and each query's latency in milliseconds."""
+    check_options(retriever, fusion)
+    run: dict[str, list[str]] = {}
+    latencies: list[float] = []
+    total = len(dataset.queries)
+    for done, (qid, text) in enumerate(dataset.queries.items(), start=1):
+        started = time.perf_counter()
+        if retriever == "bm25":
+            ranked = [doc_id for doc_id, _ in search_bm25(index, text, depth)]
+        elif retriever == "dense":
+            ranked = [doc_id for doc_id, _ in search_dense(index, text, depth)]
+        else:
+            rankings = {"vector": search_dense(index, text, depth), "keyword": search_bm25(index, text, depth)}
+            ranked = fuse(rankings, fusion, rrf_k, weight)[:depth]
+        latencies.append((time.perf_counter() - started) * 1000)
+        run[qid] = [doc_id for doc_id in ranked if doc_id != qid]  # BEIR ignores a document identical to the query
+        if progress:
+            progress("searching", done, total)
+    return run, latencies
+
+
+def check_options(retriever: str, fusion: str) -> None:
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever '{retriever}'; choose one of {', '.join(RETRIEVERS)}")
+    if fusion not in FUSIONS:
+        raise ValueError(f"unknown fusion '{fusion}'; choose one of {', '.join(FUSIONS)}")
+
+
+def score_run(run: dict[str, list[str]], dataset: BeirDataset, k: int = 10) -> dict[str, float]:
+    """nDCG@k, Recall@k, Recall@100 and MRR@k (plus Hit@k) over the judged queries."""
+    if k < 1:
+        raise ValueError(f"--k must be ≥ 1 (got {k})")
+    scores = evaluate_run(run, dataset.qrels, ks=sorted({k, 100}))
+    keep = [f"ndcg@{k}", f"recall@{k}", "recall@100", f"mrr@{k}", f"hit@{k}"]
+    return {name: round(scores[name], 6) for name in keep} | {"queries": int(scores["queries"])}
+
+
+def evaluate_beir(dataset: BeirDataset, retriever: str = "bm25", k: int = 10, embedder: str | None = None,
+                  fusion: str = "rrf", rrf_k: int = 60, weight: float = 0.5, settings: Settings | None = None,
+                  progress: Progress | None = None, index=None) -> BeirReport:
+    """Index (or reuse) the corpus, run every judged query, and score the run.
+
+    ``embedder`` defaults to ``hash`` for BM25 alone (no model needed) and ``minilm`` otherwise.
+    """
+    check_options(retriever, fusion)
+    embedder = embedder or ("hash" if retriever == "bm25" else "minilm")
+    if index is None:
+        index = open_beir_index(dataset, embedder, settings, progress)
+    depth = max(100, k)
+    run, latencies = run_queries(index, dataset, retriever, depth, fusion, rrf_k, weight, progress)
+    latency = {"p50": round(statistics.median(latencies), 2),
+               "p95": round(_percentile(latencies, 95), 2)} if latencies else {}
+    options: dict[str, Any] = {"embedder": embedder, "depth": depth}
+    if retriever == "hybrid":
+        options |= {"fusion": fusion, "rrf_k": rrf_k} if fusion == "rrf" else {"fusion": fusion, "weight": weight}
+    return BeirReport(dataset=dataset.name, retriever=retriever, k=k, metrics=score_run(run, dataset, k),
+                      latency_ms=latency, settings=options, run=run)
+
+
+def _percentile(values: Sequence[float], pct: float) -> float:
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * pct / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)

@@ -1,0 +1,144 @@
+"""Evaluation results on disk: runs under ``<data_dir>/evaluations/runs/``, baselines, and the regression check.
+
+A baseline is the summary row of one configuration × strategy on one question set that a person chose to keep;
+a later run of the same configuration, strategy and question set that scores below it on any quality metric
+is a regression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
+
+_TOLERANCE = 1e-9
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def baseline_key(question_set: str, config: str, strategy: str) -> str:
+    return f"{question_set}|{config}|{strategy}"
+
+
+class ResultsStore:
+    """Saved evaluation runs (newest first) and baselines."""
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.root = Path(data_dir) / "evaluations"
+        self.runs_dir = self.root / "runs"
+        self.baselines_path = self.root / "baselines.json"
+
+    def _run_path(self, run_id: str) -> Path:
+        if not run_id or any(c in run_id for c in "/\\") or run_id.startswith("."):
+            raise ValueError(f"'{run_id}' is not a valid run id")
+        return self.runs_dir / f"{run_id}.json"
+
+    def save(self, run: EvalRun) -> Path:
+        path = self._run_path(run.id)
+        _write_atomic(path, json.dumps(run.to_dict(), ensure_ascii=False))
+        return path
+
+    def load(self, run_id: str) -> EvalRun:
+        path = self._run_path(run_id)
+        if not path.is_file():
+            raise ValueError(f"no stored evaluation run '{run_id}'")
+        try:
+            return EvalRun.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ValueError(f"stored evaluation run '{run_id}' is unreadable ({e}); delete it") from e
+
+    def list(self) -> list[dict[str, Any]]:
+        """Headlines of stored runs, newest first (unreadable files are skipped)."""
+        if not self.runs_dir.is_dir():
+            return []
+        rows = []
+        for path in self.runs_dir.glob("*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            rows.append({"id": data.get("id", path.stem), "created": data.get("created", ""),
+                         "question_set": data.get("question_set", {}).get("name", ""),
+                         "configs": [c.get("name") for c in data.get("configs", [])],
+                         "strategies": data.get("strategies", []), "status": data.get("status", ""),
+                         "records": len(data.get("records", [])), "label": data.get("label", "")})
+        return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
+
+    def latest(self, count: int = 5) -> list[EvalRun]:
+        runs = []
+        for row in self.list()[:count]:
+            try:
+                runs.append(self.load(row["id"]))
+            except ValueError:
+                continue
+        return runs
+
+    def delete(self, run_id: str) -> None:
+        path = self._run_path(run_id)
+        if not path.is_file():
+            raise ValueError(f"no stored evaluation run '{run_id}'")
+        path.unlink()
+
+    # ------------------------------------------------------------ baselines
+
+    def baselines(self) -> dict[str, dict[str, Any]]:
+        if not self.baselines_path.is_file():
+            return {}
+        try:
+            data = json.loads(self.baselines_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def set_baseline(self, run: EvalRun, config: str, strategy: str) -> dict[str, Any]:
+        """Keep the summary row of ``config`` × ``strategy`` in ``run`` as the baseline to beat."""
+        row = next((r for r in run.summary if r["config"] == config and r["strategy"] == strategy), None)
+        if row is None:
+            raise ValueError(f"run {run.id} has no results for configuration '{config}' with strategy '{strategy}'")
+        if run.status != "complete":
+            raise ValueError(f"run {run.id} is {run.status}; only a complete run can be a baseline")
+        baseline = {"run_id": run.id, "created": run.created,
+                    "metrics": {m: row[m] for m in QUALITY_METRICS if m in row}}
+        baselines = self.baselines()
+        baselines[baseline_key(run.question_set["name"], config, strategy)] = baseline
+        _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
+        return baseline
+
+    def clear_baseline(self, question_set: str, config: str, strategy: str) -> None:
+        baselines = self.baselines()
+        if baselines.pop(baseline_key(question_set, config, strategy), None) is not None:
+            _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
+
+    def regressions(self, run: EvalRun) -> list[dict[str, Any]]:
+        """Every metric of ``run`` below its saved baseline (same question set, configuration and strategy)."""
+        return find_regressions(run, self.baselines())
+
+
+def find_regressions(run: EvalRun, baselines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows (config, strategy, metric, baseline, current, delta) where ``run`` scores below a baseline."""
+    found = []
+    for row in run.summary:
+        baseline = baselines.get(baseline_key(run.question_set["name"], row["config"], row["strategy"]))
+        if not baseline or baseline.get("run_id") == run.id:
+            continue
+        for metric, before in baseline.get("metrics", {}).items():
+            now = row.get(metric)
+            if now is not None and now < before - _TOLERANCE:
+                found.append({"config": row["config"], "strategy": row["strategy"], "metric": metric,
+                              "baseline": before, "current": now, "delta": round(now - before, 4),
+                              "baseline_run": baseline.get("run_id")})
+    return found

@@ -1,0 +1,317 @@
+"""Run question sets against configurations × strategies and measure what each returned.
+
+For every question, configuration and strategy (``vector``, ``keyword``, ``hybrid``, ``auto`` or ``agent``) the
+runner records the ranked chunks, which answer targets they found (see ``questions.ranked_targets``), hit@k,
+recall@k, MRR, nDCG@10, context tokens, steps and latency, and keeps a slimmed trace for the drill-down. Results
+are aggregated per configuration × strategy and per intent. Indexes come from ``index_factory`` (by default the
+app's own, with cached embeddings) and receive any document they lack before the run starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
+from rag_core.evaluation.questions import Question, QuestionSet, ranked_targets
+from rag_core.types import Chunk, Document
+
+STRATEGIES = ("vector", "keyword", "hybrid", "auto", "agent")
+KS = (1, 3, 5, 10)
+QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10")
+Progress = Callable[[int, int, str], None]
+MAX_TRACE_TEXT = 400
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one strategy returned for one question."""
+
+    ranked: list[tuple[Chunk, str]]
+    context_tokens: int
+    steps: int
+    trace: dict[str, Any] = field(default_factory=dict)
+    route: str = ""
+    answer: str = ""
+
+
+Executor = Callable[[str, str, RAGConfig, Any, Settings], Outcome]
+
+
+@dataclass(slots=True)
+class EvalRun:
+    """One evaluation run: per-question records, summaries, and how it ended (complete, cancelled, failed)."""
+
+    id: str
+    created: str
+    question_set: dict[str, Any]
+    configs: list[dict[str, Any]]
+    strategies: list[str]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "running"
+    elapsed_s: float = 0.0
+    label: str = ""
+    note: str = ""
+
+    @property
+    def summary(self) -> list[dict[str, Any]]:
+        return summarise(self.records, ("config", "strategy"))
+
+    @property
+    def by_intent(self) -> list[dict[str, Any]]:
+        return summarise(self.records, ("config", "strategy", "intent"))
+
+    @property
+    def total(self) -> int:
+        return len(self.question_set.get("questions", [])) * len(self.configs) * len(self.strategies)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "created": self.created, "question_set": self.question_set, "configs": self.configs,
+                "strategies": self.strategies, "records": self.records, "status": self.status,
+                "elapsed_s": self.elapsed_s, "label": self.label, "note": self.note, "summary": self.summary}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalRun:
+        fields = ("id", "created", "question_set", "configs", "strategies", "records", "status", "elapsed_s",
+                  "label", "note")
+        return cls(**{name: data[name] for name in fields if name in data})
+
+
+def score_question(question: Question, outcome: Outcome, ks: Sequence[int] = KS) -> dict[str, float]:
+    """hit@k and recall@k for each k, MRR and nDCG@10 of one outcome against the question's targets."""
+    ranked = ranked_targets(question, outcome.ranked)
+    targets = question.targets()
+    scores: dict[str, float] = {}
+    for k in ks:
+        scores[f"hit@{k}"] = hit_at_k(ranked, targets, k)
+        scores[f"recall@{k}"] = recall_at_k(ranked, targets, k)
+    scores["mrr"] = mrr(ranked, targets)
+    scores["ndcg@10"] = ndcg_at_k(ranked, targets, 10)
+    return scores
+
+
+def summarise(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Mean metrics, tokens and steps, and median latency, grouped by ``keys``; rows in first-seen order."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(tuple(record.get(k) or "—" for k in keys), []).append(record)
+    rows = []
+    for group_key, group in groups.items():
+        row: dict[str, Any] = dict(zip(keys, group_key, strict=True))
+        row["questions"] = len(group)
+        metric_names = [m for m in group[0]["metrics"]]
+        for name in metric_names:
+            row[name] = round(mean([r["metrics"].get(name, 0.0) for r in group]), 4)
+        row["context_tokens"] = round(mean([r["context_tokens"] for r in group]), 1)
+        row["steps"] = round(mean([r["steps"] for r in group]), 2)
+        row["latency_ms_p50"] = round(statistics.median(r["latency_ms"] for r in group), 1)
+        row["errors"] = sum(1 for r in group if r.get("error"))
+        rows.append(row)
+    return rows
+
+
+def slim(value: Any, limit: int = MAX_TRACE_TEXT) -> Any:
+    """A JSON-ready copy of a trace with long strings cut to ``limit`` characters (traces stay small on disk)."""
+    if isinstance(value, dict):
+        return {str(k): slim(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [slim(v, limit) for v in value]
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"… [{len(value) - limit} more characters]"
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def run_id(question_set: QuestionSet, configs: Sequence[RAGConfig], strategies: Sequence[str]) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    digest = hashlib.sha256(
+        f"{question_set.name}|{[c.model_dump_json() for c in configs]}|{list(strategies)}|{time.time_ns()}".encode()
+    ).hexdigest()[:6]
+    return f"{stamp}-{digest}"
+
+
+def check_strategies(strategies: Sequence[str]) -> list[str]:
+    if not strategies:
+        raise ValueError(f"pick at least one strategy: {', '.join(STRATEGIES)}")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+    return list(dict.fromkeys(strategies))
+
+
+def run_evaluation(
+    question_set: QuestionSet,
+    configs: Sequence[RAGConfig],
+    strategies: Sequence[str],
+    *,
+    settings: Settings | None = None,
+    documents: Sequence[Document] | None = None,
+    index_factory: Callable[[RAGConfig], Any] | None = None,
+    execute: Executor | None = None,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    on_finish: Callable[[EvalRun], None] | None = None,
+    label: str = "",
+) -> EvalRun:
+    """Evaluate every question with every configuration × strategy.
+
+    ``documents`` are ingested into each configuration's index when it lacks them. ``cancel`` is polled
+    between questions; a cancelled or interrupted run keeps what it measured and says so in ``status``.
+    ``on_finish`` receives the run however it ends (the page stores it there, even when Streamlit interrupts
+    the script because the user pressed Cancel).
+    """
+    if not question_set.questions:
+        raise ValueError("the question set is empty")
+    if not configs:
+        raise ValueError("pick at least one configuration")
+    strategies = check_strategies(strategies)
+    settings = settings or get_settings()
+    index_factory = index_factory or _default_index_factory(question_set, settings)
+    execute = execute or default_execute
+    run = EvalRun(id=run_id(question_set, configs, strategies), created=datetime.now(UTC).isoformat(timespec="seconds"),
+                  question_set=question_set.to_dict(), configs=[c.model_dump() for c in configs],
+                  strategies=strategies, label=label)
+    started = time.perf_counter()
+    total, done = run.total, 0
+    try:
+        for config in configs:
+            if progress:
+                progress(done, total, f"opening the index of '{config.name}'")
+            index = index_factory(config)
+            if documents:
+                _ensure_documents(index, documents, progress, done, total, config.name)
+            for strategy in strategies:
+                for question in question_set.questions:
+                    if cancel and cancel():
+                        run.status = "cancelled"
+                        run.note = f"cancelled after {done} of {total} question runs"
+                        return run
+                    run.records.append(_evaluate_one(question, strategy, config, index, settings, execute))
+                    done += 1
+                    if progress:
+                        progress(done, total, f"{config.name} · {strategy} · {question.id}")
+        run.status = "complete"
+        return run
+    except BaseException as e:  # keep partial results whatever stops the run (cancel click, error, Ctrl-C)
+        run.status = "cancelled" if not isinstance(e, Exception) else "failed"
+        run.note = f"stopped after {done} of {total} question runs" + (
+            f": {type(e).__name__}: {e}" if isinstance(e, Exception) else "")
+        raise
+    finally:
+        run.elapsed_s = round(time.perf_counter() - started, 2)
+        if on_finish:
+            on_finish(run)
+
+
+def _evaluate_one(question: Question, strategy: str, config: RAGConfig, index, settings: Settings,
+                  execute: Executor) -> dict[str, Any]:
+    record: dict[str, Any] = {"question_id": question.id, "question": question.question, "intent": question.intent,
+                              "config": config.name, "strategy": strategy}
+    started = time.perf_counter()
+    try:
+        outcome = execute(question.question, strategy, config, index, settings)
+    except Exception as e:  # one failing question must not end the run; it scores zero and says why
+        outcome = Outcome(ranked=[], context_tokens=0, steps=0)
+        record["error"] = f"{type(e).__name__}: {e}"
+    record["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    record["metrics"] = score_question(question, outcome)
+    record["context_tokens"] = outcome.context_tokens
+    record["steps"] = outcome.steps
+    record["route"] = outcome.route
+    record["answer"] = slim(outcome.answer, 600)
+    found = ranked_targets(question, outcome.ranked)
+    record["hits"] = [
+        {"rank": rank, "chunk_id": chunk.id, "doc": source or chunk.doc_id, "heading": " › ".join(chunk.heading_path),
+         "granularity": chunk.granularity, "tokens": chunk.tokens, "found": not found[rank - 1].startswith("miss:"),
+         "text": slim(chunk.text, 240)}
+        for rank, (chunk, source) in enumerate(outcome.ranked[:10], start=1)
+    ]
+    record["trace"] = slim(outcome.trace)
+    return record
+
+
+def _ensure_documents(index, documents: Sequence[Document], progress: Progress | None, done: int, total: int,
+                      name: str) -> None:
+    present = {entry.get("doc_id") for entry in index.documents()}
+    missing = [doc for doc in documents if doc.id not in present]
+    if not missing:
+        return
+
+    def report(chunk_done: int, chunk_total: int) -> None:
+        if progress:
+            progress(done, total, f"indexing {len(missing)} document(s) for '{name}': {chunk_done}/{chunk_total}")
+
+    index.ingest(list(missing), progress=report)
+
+
+def _default_index_factory(question_set: QuestionSet, settings: Settings) -> Callable[[RAGConfig], Any]:
+    if question_set.kind == "beir":
+        from rag_core.evaluation.beir import open_beir_index
+        from rag_core.evaluation.questions import load_beir
+
+        dataset = load_beir(question_set.source)
+        return lambda config: open_beir_index(dataset, config.embedding.embedder, settings)
+
+    from rag_core.services import open_index
+
+    return lambda config: open_index(config, settings)
+
+
+def default_execute(question: str, strategy: str, config: RAGConfig, index, settings: Settings) -> Outcome:
+    """Answer ``question`` with the real retriever (one strategy) or the agent."""
+    if strategy == "agent":
+        return _run_agent(question, config, index, settings)
+    from rag_core.retrieval import Retriever
+
+    retrieval = config.retrieval.model_copy(update={"strategy": strategy})
+    result = Retriever(index, retrieval, settings).retrieve(question)
+    ranked = [(hit.chunk, hit.source_name) for hit in result.hits]
+    return Outcome(ranked=ranked, context_tokens=int(result.context.tokens), steps=len(result.iterations),
+                   trace=result.to_dict(), route=f"{result.route}: {result.route_reason}")
+
+
+def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> Outcome:
+    from rag_core.agent import run_agent
+
+    steps = 0
+    result = None
+    generator = run_agent(question, index, config, settings)
+    while True:
+        try:
+            item = next(generator)
+        except StopIteration as stop:
+            result = stop.value if stop.value is not None else result
+            break
+        if hasattr(item, "answer") and hasattr(item, "citations"):
+            result = item
+        else:
+            steps += 1
+    if result is None:
+        raise RuntimeError("the agent finished without a result")
+    hits = agent_context_hits(result)
+    ranked = [(hit.chunk, getattr(hit, "source_name", "")) for hit in hits]
+    tokens = sum(hit.chunk.tokens for hit in hits)
+    context = getattr(result, "context", None)
+    if context is not None and hasattr(context, "tokens"):
+        tokens = int(context.tokens)
+    trace = result.to_dict() if hasattr(result, "to_dict") else {}
+    return Outcome(ranked=ranked, context_tokens=tokens, steps=len(getattr(result, "steps", [])) or steps,
+                   trace=trace, route="agent", answer=str(getattr(result, "answer", "")))
+
+
+def agent_context_hits(result) -> list:
+    """The hits the agent's final context holds, in order (the agent's answer is drawn from these)."""
+    for name in ("context_hits", "hits"):
+        hits = getattr(result, name, None)
+        if hits:
+            return list(hits)
+    context = getattr(result, "context", None)
+    hits = getattr(context, "hits", None)
+    return list(hits) if hits else []
