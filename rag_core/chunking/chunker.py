@@ -1,0 +1,52 @@
+"""``chunk_document``: the one entry point that picks the strategy and the granularities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from rag_core.chunking.fixed import fixed_chunks
+from rag_core.chunking.structure import structure_chunks
+from rag_core.config import PROJECT_ROOT, ChunkingConfig
+from rag_core.types import GRANULARITIES, Chunk, Document
+
+GRANULARITY_CHOICES: tuple[str, ...] = (*GRANULARITIES, "all")
+
+
+def chunk_document(doc: Document, config: ChunkingConfig | None = None, granularity: str = "all") -> list[Chunk]:
+    """Chunks of ``doc`` at ``granularity`` (``document|section|paragraph|row|all``), in document order
+    within each granularity.
+
+    The ``structure`` strategy parses Markdown-like documents (Markdown, text, and the Markdown the loaders
+    make of HTML, DOCX, CSV and PDF) and splits source code (``doc_type == "code"``) at top-level units.
+    The ``fixed`` strategy is the token-window baseline and only has the ``paragraph`` granularity.
+    """
+    if granularity not in GRANULARITY_CHOICES:
+        raise ValueError(f"unknown granularity {granularity!r}; allowed: {', '.join(GRANULARITY_CHOICES)}")
+    config = config or ChunkingConfig()
+    if config.strategy == "fixed":
+        chunks = fixed_chunks(doc, config.max_tokens, config.overlap) if granularity in ("all", "paragraph") else []
+        if doc.metadata.get("pages"):
+            from rag_core.chunking.ids import pages_for_span
+
+            for chunk in chunks:
+                chunk.metadata["pages"] = pages_for_span(doc.metadata, chunk.start, chunk.end)
+        return chunks
+    if config.strategy != "structure":
+        raise ValueError(f"unknown chunking strategy {config.strategy!r}; allowed: structure, fixed")
+    chunks = structure_chunks(doc, config)
+    if granularity != "all":
+        chunks = [c for c in chunks if c.granularity == granularity]
+    return chunks
+
+
+def chunk_documents(
+    docs: Iterable[Document], config: ChunkingConfig | None = None, granularity: str = "all"
+) -> list[Chunk]:
+    """``chunk_document`` over several documents, concatenated."""
+    return [chunk for doc in docs for chunk in chunk_document(doc, config, granularity)]
+
+
+def sample_documents_dir() -> Path:
+    """The shipped ``samples/`` folder of example documents."""
+    return PROJECT_ROOT / "samples"

@@ -1,0 +1,162 @@
+"""Source code units: Python split at top-level ``def``/``class`` via ``ast``; other languages at
+blank-line-separated top-level blocks; oversized code split at blank lines between top-level statements."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rag_core.chunking.markdown_blocks import line_starts
+
+# A line that closes a block rather than starting a new top-level statement.
+_CLOSER = re.compile(r"^\s*(?:[}\])]|end\b|fi\b|done\b|esac\b|</)")
+_NAMED = re.compile(
+    r"^\s*(?:export\s+|public\s+|private\s+|static\s+|async\s+|pub\s+|default\s+)*"
+    r"(?:def|class|function|func|fn|interface|struct|enum|impl|trait|type|const|let|var|module)\s+([A-Za-z_$][\w$]*)"
+)
+
+
+@dataclass(slots=True)
+class CodeUnit:
+    """A top-level unit of a source file: a function, a class, or a run of other statements."""
+
+    start: int
+    end: int
+    name: str = ""  # "def load", "class Store" or "" for other statements
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    while start < end and text[start] in "\r\n":
+        start += 1
+    return start, end
+
+
+def python_units(text: str) -> list[CodeUnit] | None:
+    """Top-level units of Python source via ``ast``; None when the source does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    starts = line_starts(text)
+    lines = text.splitlines()
+
+    def offset(line_no: int) -> int:  # 1-based line number -> char offset of its start
+        return starts[line_no - 1] if line_no - 1 < len(starts) else len(text)
+
+    units: list[CodeUnit] = []
+    pending_start: int | None = None  # first line of a run of plain statements
+    pending_end = 0
+    prev_end_line = 0
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        # Comment lines directly above a definition belong to it.
+        while first - 1 > prev_end_line and lines[first - 2].lstrip().startswith("#"):
+            first -= 1
+        if prev_end_line == 0:
+            first = 1  # a leading comment block or shebang belongs to the first unit
+        last = node.end_lineno or node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if pending_start is not None:
+                units.append(CodeUnit(*_trim(text, offset(pending_start), offset(pending_end + 1))))
+                pending_start = None
+            kind = "class" if isinstance(node, ast.ClassDef) else "def"
+            units.append(CodeUnit(*_trim(text, offset(first), offset(last + 1)), name=f"{kind} {node.name}"))
+        else:
+            if pending_start is None:
+                pending_start = first
+            pending_end = last
+        prev_end_line = last
+    if pending_start is not None:
+        units.append(CodeUnit(*_trim(text, offset(pending_start), offset(pending_end + 1))))
+    tail = _trim(text, units[-1].end if units else 0, len(text))
+    if tail[1] > tail[0]:
+        units.append(CodeUnit(*tail))
+    return [u for u in units if u.end > u.start]
+
+
+def blank_line_units(text: str) -> list[CodeUnit]:
+    """Top-level blocks of any language: a new block starts after a blank line at a non-indented line that
+    does not close a bracket (``}``, ``end`` ...)."""
+    starts = line_starts(text)
+    lines = [text[starts[i] : (starts[i + 1] if i + 1 < len(starts) else len(text))] for i in range(len(starts))]
+    units: list[CodeUnit] = []
+    block_start: int | None = None
+    after_blank = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            after_blank = True
+            continue
+        top_level = not line[:1].isspace() and not _CLOSER.match(line)
+        if block_start is None:
+            block_start = starts[i]
+        elif after_blank and top_level:
+            units.append(CodeUnit(*_trim(text, block_start, starts[i])))
+            block_start = starts[i]
+        after_blank = False
+    if block_start is not None:
+        units.append(CodeUnit(*_trim(text, block_start, len(text))))
+    for unit in units:
+        m = _NAMED.match(text[unit.start : unit.end])
+        if m:
+            unit.name = m.group(0).strip()
+    return [u for u in units if u.end > u.start]
+
+
+def code_units(text: str, language: str | None) -> list[CodeUnit]:
+    """Units of a source file: ``ast`` for Python (falls back to blank lines on a syntax error)."""
+    if (language or "").lower() in ("python", "py"):
+        units = python_units(text)
+        if units is not None:
+            return units
+    return blank_line_units(text)
+
+
+def split_code(
+    text: str, start: int, end: int, max_tokens: int, count: Callable[[str], int]
+) -> list[tuple[int, int, int]]:
+    """Split ``text[start:end]`` into ``(start, end, tokens)`` pieces of at most ``max_tokens`` (when possible).
+
+    Cut points, best first: blank lines followed by a line at the smallest indentation (top-level
+    statements), any blank line, any line break. A piece that still does not fit is returned alone.
+    """
+    segment = text[start:end]
+    rel_starts = line_starts(segment)
+    line_spans = [(rel_starts[i], rel_starts[i + 1] if i + 1 < len(rel_starts) else len(segment))
+                  for i in range(len(rel_starts))]
+    indents = [len(segment[s:e]) - len(segment[s:e].lstrip()) for s, e in line_spans if segment[s:e].strip()]
+    base = min(indents) if indents else 0
+    # Rank of cutting before line i: 0 top-level after blank, 1 after blank, 2 any line.
+    ranks = [2] * len(line_spans)
+    for i in range(1, len(line_spans)):
+        s, e = line_spans[i]
+        line = segment[s:e]
+        prev = segment[line_spans[i - 1][0] : line_spans[i - 1][1]]
+        if line.strip() and not prev.strip():
+            indent = len(line) - len(line.lstrip())
+            ranks[i] = 0 if indent <= base and not _CLOSER.match(line) else 1
+    sizes = [count(segment[s:e]) for s, e in line_spans]
+
+    pieces: list[tuple[int, int, int]] = []
+    i, n = 0, len(line_spans)
+    while i < n:
+        total = 0
+        j = i
+        while j < n and (j == i or total + sizes[j] <= max_tokens):
+            total += sizes[j]
+            j += 1
+        if j < n:
+            # Move the cut back to the best-ranked line start in this piece (keep at least one line).
+            for rank in (0, 1):
+                candidates = [k for k in range(i + 1, j + 1) if ranks[k] <= rank and sum(sizes[i:k]) >= max_tokens // 4]
+                if candidates:
+                    j = candidates[-1]
+                    break
+        s, e = _trim(segment, line_spans[i][0], line_spans[j - 1][1])
+        if e > s:
+            pieces.append((start + s, start + e, sum(sizes[i:j])))
+        i = j
+    return pieces

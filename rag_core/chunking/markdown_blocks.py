@@ -1,0 +1,212 @@
+"""Parse Markdown with markdown-it-py into top-level blocks with exact character offsets.
+
+markdown-it reports line ranges (``token.map``); this module turns them into ``[start, end)`` character
+spans of the original text (trailing blank lines trimmed) so chunks can be verbatim slices of the source.
+Besides the top-level blocks, the parse keeps what the structure-integrity lint needs at every nesting
+level: code fences, tables with their header and rows, outermost list items and prose paragraphs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# markdown-it block token type -> (block kind, chunk type)
+_BLOCK_KINDS: dict[str, tuple[str, str]] = {
+    "heading_open": ("heading", "heading"),
+    "paragraph_open": ("paragraph", "prose"),
+    "fence": ("fence", "code"),
+    "code_block": ("code_block", "code"),
+    "table_open": ("table", "table"),
+    "bullet_list_open": ("list", "list"),
+    "ordered_list_open": ("list", "list"),
+    "blockquote_open": ("blockquote", "quote"),
+    "admonition_open": ("admonition", "quote"),
+    "front_matter": ("front_matter", "prose"),
+    "html_block": ("html", "prose"),
+    "hr": ("hr", "prose"),
+}
+
+
+@dataclass(slots=True)
+class Block:
+    """One top-level Markdown block: its kind, the chunk type it maps to, and its character span."""
+
+    kind: str
+    chunk_type: str
+    start: int
+    end: int
+    level: int = 0  # heading level (1-6)
+    title: str = ""  # heading text
+    language: str | None = None  # fence info string's first word
+    items: list[tuple[int, int]] = field(default_factory=list)  # list items or table body rows
+    header: tuple[int, int] | None = None  # table: header row line
+    delimiter: tuple[int, int] | None = None  # table: the |---| line
+    fence_body: tuple[int, int] | None = None  # fence: span of the code between the fence lines
+    no_cut: list[tuple[int, int]] = field(default_factory=list)  # nested fences a split must not enter
+
+
+@dataclass(slots=True)
+class TableSpan:
+    start: int
+    end: int
+    header: tuple[int, int]
+    delimiter: tuple[int, int]
+    rows: list[tuple[int, int]]
+
+
+@dataclass(slots=True)
+class ParsedMarkdown:
+    """Blocks plus the structural spans the lint checks, all as character offsets into ``text``."""
+
+    text: str
+    blocks: list[Block]
+    fences: list[tuple[int, int]]
+    tables: list[TableSpan]
+    list_items: list[tuple[int, int]]
+    headings: list[tuple[int, int, int]]  # (start, end, level)
+    paragraphs: list[tuple[int, int]]  # prose paragraphs outside list items (sentence checks)
+
+
+@lru_cache(maxsize=1)
+def markdown_parser() -> MarkdownIt:
+    """CommonMark + GFM tables + front matter + MkDocs admonitions."""
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).use(admon_plugin)
+
+
+def line_starts(text: str) -> list[int]:
+    """Character offset of each line start, counting line breaks the way markdown-it normalises them."""
+    starts = [0]
+    starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
+    return starts
+
+
+class _Spans:
+    """Turns markdown-it line ranges into trimmed character spans."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = line_starts(text)
+
+    def offset(self, line: int) -> int:
+        return self.starts[line] if line < len(self.starts) else len(self.text)
+
+    def span(self, line_map: list[int] | tuple[int, int]) -> tuple[int, int]:
+        start = self.offset(line_map[0])
+        end = self.offset(line_map[1])
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        # Leading blank space inside the first line (indentation) stays: it is part of the block's source.
+        return start, end
+
+
+def _close_index(tokens: list[Token], i: int) -> int:
+    """Index of the token closing the block opened at ``tokens[i]``."""
+    if tokens[i].nesting != 1:
+        return i
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += tokens[j].nesting
+        if depth == 0:
+            return j
+    return len(tokens) - 1
+
+
+def _fence_body(text: str, spans: _Spans, tok: Token, end: int) -> tuple[int, int]:
+    """Span of the code between the opening and (when present) closing fence lines."""
+    body_start = min(spans.offset(tok.map[0] + 1), end)
+    last_line = spans.offset(tok.map[1] - 1)
+    closed = tok.map[1] - 1 > tok.map[0] and text[last_line:end].strip().startswith(tok.markup)
+    body_end = last_line if closed else end
+    while body_end > body_start and text[body_end - 1] in "\r\n":
+        body_end -= 1
+    return body_start, max(body_start, body_end)
+
+
+def _table_span(tokens: list[Token], i: int, j: int, spans: _Spans) -> TableSpan:
+    start, end = spans.span(tokens[i].map)
+    header = delimiter = None
+    rows: list[tuple[int, int]] = []
+    in_head = False
+    for k in range(i + 1, j):
+        tok = tokens[k]
+        if tok.type == "thead_open":
+            in_head = True
+        elif tok.type == "thead_close":
+            in_head = False
+        elif tok.type == "tr_open" and tok.map:
+            row = spans.span(tok.map)
+            if in_head:
+                header = row
+                delimiter = spans.span((tok.map[1], tok.map[1] + 1))
+            else:
+                rows.append(row)
+    if header is None or delimiter is None:  # cannot happen for a GFM table, kept defensive
+        header = delimiter = (start, start)
+    return TableSpan(start, end, header, delimiter, rows)
+
+
+def parse_markdown(text: str) -> ParsedMarkdown:
+    """Parse ``text`` and return its top-level blocks and nested structural spans."""
+    tokens = markdown_parser().parse(text)
+    spans = _Spans(text)
+    blocks: list[Block] = []
+    fences: list[tuple[int, int]] = []
+    tables: list[TableSpan] = []
+    list_items: list[tuple[int, int]] = []
+    headings: list[tuple[int, int, int]] = []
+    paragraphs: list[tuple[int, int]] = []
+
+    item_depth = 0  # > 0 while inside a list item
+    for i, tok in enumerate(tokens):
+        if tok.type == "list_item_open":
+            if item_depth == 0 and tok.map:
+                list_items.append(spans.span(tok.map))
+            item_depth += 1
+        elif tok.type == "list_item_close":
+            item_depth -= 1
+        elif tok.type == "fence" and tok.map:
+            fences.append(spans.span(tok.map))
+        elif tok.type == "table_open" and tok.map:
+            tables.append(_table_span(tokens, i, _close_index(tokens, i), spans))
+        elif tok.type == "heading_open" and tok.map:
+            s, e = spans.span(tok.map)
+            headings.append((s, e, int(tok.tag[1])))
+        elif tok.type == "paragraph_open" and tok.map and item_depth == 0:
+            paragraphs.append(spans.span(tok.map))
+
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        j = _close_index(tokens, i)
+        kind_type = _BLOCK_KINDS.get(tok.type)
+        if tok.level == 0 and kind_type and tok.map:
+            kind, chunk_type = kind_type
+            start, end = spans.span(tok.map)
+            block = Block(kind, chunk_type, start, end)
+            if kind == "heading":
+                block.level = int(tok.tag[1])
+                block.title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            elif kind == "fence":
+                block.language = (tok.info.split() or [None])[0]
+                block.fence_body = _fence_body(text, spans, tok, end)
+            elif kind == "table":
+                table = next(t for t in tables if t.start == start)
+                block.items, block.header, block.delimiter = table.rows, table.header, table.delimiter
+            elif kind == "list":
+                block.items = [spans.span(t.map) for t in tokens[i + 1 : j] if t.type == "list_item_open"
+                               and t.level == 1 and t.map]
+            if kind in ("list", "blockquote", "admonition"):
+                block.no_cut = [f for f in fences if start <= f[0] and f[1] <= end]
+            if end > start:
+                blocks.append(block)
+        i = j + 1 if tok.level == 0 else i + 1
+    return ParsedMarkdown(text, blocks, fences, tables, list_items, headings, paragraphs)

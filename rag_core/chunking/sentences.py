@@ -1,0 +1,106 @@
+"""Sentence boundaries in prose, and splitting oversized prose into sentence-aligned pieces with token overlap.
+
+Hand-written on purpose: the usual sentence splitters (NLTK punkt, spaCy, pysbd) need model data or a heavy
+install, and Markdown prose needs only a conservative rule — end punctuation, optional closing quote or
+bracket, whitespace, then something that can start a sentence — plus a short abbreviation list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_SENTENCE_END = re.compile(r"""[.!?…]+["'”’)\]*_]*(?=\s+["'“‘(\[*_`]*[A-Z0-9#`\[(*_>-])""")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig no dr mr mrs ms st jr sr approx ca resp esp incl",
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+@dataclass(slots=True)
+class Piece:
+    """A verbatim sub-span of a block produced by a split."""
+
+    start: int
+    end: int
+    tokens: int
+    oversized: bool = False
+
+
+def sentence_spans(
+    text: str, start: int, end: int, no_cut: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """Sentences of ``text[start:end]`` as spans (whitespace between sentences excluded).
+
+    Boundaries inside any ``no_cut`` span (nested code fences) are skipped; a blank line always ends a
+    sentence, so list-like or line-broken prose without punctuation still has boundaries.
+    """
+    segment = text[start:end]
+    cuts: set[int] = set()
+    for m in _SENTENCE_END.finditer(segment):
+        word = _WORD_BEFORE.search(segment, 0, m.start())
+        if word and m.group().startswith(".") and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+            continue
+        if len(word.group(1)) == 1 if word else False:  # an initial such as "J. Smith"
+            continue
+        cuts.add(m.end())
+    for m in re.finditer(r"\n[ \t]*\n", segment):
+        cuts.add(m.start())
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for cut in sorted(cuts) + [len(segment)]:
+        absolute = start + cut
+        if no_cut and any(s < absolute < e for s, e in no_cut) and cut != len(segment):
+            continue
+        s, e = pos, cut
+        while s < e and segment[s].isspace():
+            s += 1
+        while e > s and segment[e - 1].isspace():
+            e -= 1
+        if e > s:
+            spans.append((start + s, start + e))
+            pos = cut
+    return spans
+
+
+def pack_sentences(
+    text: str,
+    sentences: list[tuple[int, int]],
+    max_tokens: int,
+    overlap: int,
+    count: Callable[[str], int],
+) -> list[Piece]:
+    """Pack consecutive sentences into pieces of at most ``max_tokens``; each piece after the first starts
+    with the previous piece's last whole sentences totalling at most ``overlap`` tokens.
+
+    A single sentence longer than ``max_tokens`` becomes its own piece flagged ``oversized``.
+    """
+    sizes = [count(text[s:e]) + 1 for s, e in sentences]  # +1: the joining whitespace
+    pieces: list[Piece] = []
+    i = 0
+    n = len(sentences)
+    while i < n:
+        j = i
+        total = 0
+        while j < n and (j == i or total + sizes[j] <= max_tokens):
+            total += sizes[j]
+            j += 1
+        if j == i + 1 and sizes[i] - 1 > max_tokens:
+            s, e = sentences[i]
+            pieces.append(Piece(s, e, sizes[i] - 1, oversized=True))
+        else:
+            s, e = sentences[i][0], sentences[j - 1][1]
+            pieces.append(Piece(s, e, total - 1))
+        if j >= n:
+            break
+        # Step back over whole trailing sentences for the overlap, keeping room for at least one new sentence.
+        back = j
+        carried = 0
+        while back - 1 > i and carried + sizes[back - 1] <= overlap:
+            if carried + sizes[back - 1] + sizes[j] > max_tokens:
+                break
+            back -= 1
+            carried += sizes[back]
+        i = back
+    return pieces

@@ -1,0 +1,454 @@
+"""Structure-aware multi-granularity chunker: document → section → paragraph → row with parent/child links.
+
+Pipeline: parse blocks (``markdown_blocks`` or ``code``) → count each block's tokens once → split oversized
+blocks into pieces (sentences with overlap, code at blank lines re-fenced, tables by rows with the header,
+lists between items) → merge headings and short lead-ins with the block that follows (paragraph chunks) →
+pack paragraph chunks into sections (nested by heading level, oversized sections as consecutive parts) and
+the document → table rows with the header repeated → stable ids and links.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rag_core.chunking.code import code_units, split_code
+from rag_core.chunking.ids import chunk_id, pages_for_span
+from rag_core.chunking.markdown_blocks import Block, parse_markdown
+from rag_core.chunking.sentences import pack_sentences, sentence_spans
+from rag_core.config import ChunkingConfig
+from rag_core.tokens import count_tokens
+from rag_core.types import Chunk, Document
+
+LEAD_IN_MAX_TOKENS = 64  # a paragraph ending with ":" up to this size is a lead-in kept with the next block
+GAP_TOKENS = 1  # estimate for the blank line joining two blocks ("\n\n" is one cl100k token)
+_PROSE_SPLIT_KINDS = ("paragraph", "blockquote", "admonition", "html", "front_matter", "hr", "heading")
+
+
+@dataclass(slots=True)
+class Unit:
+    """A paragraph-level piece: a whole block or one piece of an oversized block."""
+
+    block: int
+    start: int
+    end: int
+    text: str
+    tokens: int
+    verbatim: bool = True
+    oversized: bool = False
+    continued: bool = False
+    piece: int = 0
+    pieces: int = 1
+
+
+@dataclass(slots=True)
+class Node:
+    """A chunk under construction (ids are assigned once the whole tree is known)."""
+
+    granularity: str
+    start: int
+    end: int
+    text: str
+    tokens: int
+    chunk_type: str
+    verbatim: bool = True
+    language: str | None = None
+    heading_path: list[str] = field(default_factory=list)
+    oversized: bool = False
+    continued: bool = False
+    contains_types: list[str] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    parent: Node | None = None
+    children: list[Node] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+
+
+class _Builder:
+    """Builds the chunk tree of one document for one configuration."""
+
+    def __init__(self, doc: Document, config: ChunkingConfig):
+        self.doc = doc
+        self.text = doc.text
+        self.max_tokens = config.max_tokens
+        self.overlap = config.overlap
+        self.params = f"structure:{config.max_tokens}:{config.overlap}"
+        self.blocks: list[Block] = []
+        self.block_tokens: list[int] = []
+        self.paths: list[list[str]] = []
+
+    # ---- blocks -------------------------------------------------------------------------------------------
+
+    def markdown_blocks(self) -> None:
+        self.blocks = parse_markdown(self.text).blocks
+        stack: list[tuple[int, str]] = []
+        for block in self.blocks:
+            if block.kind == "heading":
+                while stack and stack[-1][0] >= block.level:
+                    stack.pop()
+                stack.append((block.level, block.title))
+            self.paths.append([title for _, title in stack])
+            self.block_tokens.append(count_tokens(self.text[block.start : block.end]))
+
+    def code_blocks(self) -> None:
+        language = self.doc.language
+        for unit in code_units(self.text, language):
+            block = Block("source", "code", unit.start, unit.end, title=unit.name, language=language)
+            self.blocks.append(block)
+            self.paths.append([unit.name] if unit.name else [])
+            self.block_tokens.append(count_tokens(self.text[unit.start : unit.end]))
+
+    # ---- splitting oversized blocks ----------------------------------------------------------------------
+
+    def units_of(self, index: int) -> list[Unit]:
+        block, tokens = self.blocks[index], self.block_tokens[index]
+        text = self.text[block.start : block.end]
+        if tokens <= self.max_tokens:
+            return [Unit(index, block.start, block.end, text, tokens)]
+        if block.kind == "fence" and block.fence_body:
+            units = self._split_fence(index)
+        elif block.kind in ("code_block", "source"):
+            pieces = split_code(self.text, block.start, block.end, self.max_tokens, count_tokens)
+            units = [Unit(index, s, e, self.text[s:e], t, oversized=t > self.max_tokens) for s, e, t in pieces]
+        elif block.kind == "table" and block.items:
+            units = self._split_rows(index)
+        elif block.kind == "list" and len(block.items) > 1:
+            units = self._split_items(index)
+        else:
+            sentences = sentence_spans(self.text, block.start, block.end, block.no_cut)
+            pieces = pack_sentences(self.text, sentences, self.max_tokens, self.overlap, count_tokens)
+            units = [Unit(index, p.start, p.end, self.text[p.start : p.end], p.tokens, oversized=p.oversized)
+                     for p in pieces]
+        if len(units) <= 1:
+            return [Unit(index, block.start, block.end, text, tokens, oversized=True)]
+        for i, unit in enumerate(units):
+            unit.piece, unit.pieces = i, len(units)
+            unit.continued = unit.continued or i > 0
+        return units
+
+    def _fence_lines(self, block: Block) -> tuple[str, str]:
+        opening = self.text[block.start : block.fence_body[0]].rstrip("\r\n")
+        marker = opening.lstrip()
+        fence = marker[: len(marker) - len(marker.lstrip(marker[:1]))] if marker else "```"
+        return opening, opening[: len(opening) - len(opening.lstrip())] + fence
+
+    def refence(self, block: Block, start: int, end: int) -> str:
+        opening, closing = self._fence_lines(block)
+        return f"{opening}\n{self.text[start:end]}\n{closing}"
+
+    def _split_fence(self, index: int) -> list[Unit]:
+        block = self.blocks[index]
+        opening, closing = self._fence_lines(block)
+        budget = max(self.max_tokens - count_tokens(opening) - count_tokens(closing) - 2, 1)
+        body_start, body_end = block.fence_body
+        units = []
+        for s, e, _ in split_code(self.text, body_start, body_end, budget, count_tokens):
+            piece_text = self.refence(block, s, e)
+            tokens = count_tokens(piece_text)
+            units.append(Unit(index, s, e, piece_text, tokens, verbatim=False, oversized=tokens > self.max_tokens,
+                              continued=True))
+        return units
+
+    def table_header(self, block: Block) -> str:
+        return self.text[block.header[0] : block.delimiter[1]]
+
+    def _split_rows(self, index: int) -> list[Unit]:
+        block = self.blocks[index]
+        header = self.table_header(block)
+        header_tokens = count_tokens(header) + GAP_TOKENS
+        row_tokens = [count_tokens(self.text[s:e]) + GAP_TOKENS for s, e in block.items]
+        units: list[Unit] = []
+        i = 0
+        while i < len(block.items):
+            j, total = i, header_tokens
+            while j < len(block.items) and (j == i or total + row_tokens[j] <= self.max_tokens):
+                total += row_tokens[j]
+                j += 1
+            last_end = block.items[j - 1][1]
+            if not units:
+                units.append(Unit(index, block.start, last_end, self.text[block.start : last_end], total))
+            else:
+                start = block.items[i][0]
+                units.append(Unit(index, start, last_end, f"{header}\n{self.text[start:last_end]}", total,
+                                  verbatim=False))
+            units[-1].oversized = total > self.max_tokens
+            i = j
+        return units
+
+    def _split_items(self, index: int) -> list[Unit]:
+        block = self.blocks[index]
+        sizes = [count_tokens(self.text[s:e]) + GAP_TOKENS for s, e in block.items]
+        units: list[Unit] = []
+        i = 0
+        while i < len(block.items):
+            j, total = i, 0
+            while j < len(block.items) and (j == i or total + sizes[j] <= self.max_tokens):
+                total += sizes[j]
+                j += 1
+            start = block.start if i == 0 else block.items[i][0]
+            end = block.items[j - 1][1]
+            units.append(Unit(index, start, end, self.text[start:end], total, oversized=total > self.max_tokens))
+            i = j
+        return units
+
+    # ---- assembling text from units -----------------------------------------------------------------------
+
+    def assemble(self, units: list[Unit]) -> tuple[str, bool, int, int]:
+        """Text of consecutive units: the verbatim source span when possible, else synthesised
+        (a partial run of re-fenced code pieces is re-fenced once; table pieces keep one header)."""
+        segments: list[tuple[int, int, str, bool]] = []
+        i = 0
+        while i < len(units):
+            j = i
+            while j + 1 < len(units) and units[j + 1].block == units[i].block:
+                j += 1
+            run = units[i : j + 1]
+            block = self.blocks[run[0].block]
+            start, end = run[0].start, run[-1].end
+            if all(u.verbatim for u in run):
+                segments.append((start, end, self.text[start:end], True))
+            elif run[0].piece == 0 and run[-1].piece == run[-1].pieces - 1:
+                segments.append((block.start, block.end, self.text[block.start : block.end], True))
+            elif block.kind == "fence":
+                segments.append((start, end, self.refence(block, start, end), False))
+            elif block.kind == "table":
+                if run[0].verbatim:  # starts with the verbatim first piece
+                    segments.append((block.start, end, self.text[block.start : end], True))
+                else:
+                    segments.append((start, end, f"{self.table_header(block)}\n{self.text[start:end]}", False))
+            else:
+                segments.append((start, end, "\n\n".join(u.text for u in run), False))
+            i = j + 1
+        pieces: list[str] = []
+        verbatim = True
+        prev_end = None
+        for start, end, text, is_verbatim in segments:
+            if prev_end is not None:
+                pieces.append(self.text[prev_end:start] if start >= prev_end else "\n\n")
+            pieces.append(text)
+            verbatim = verbatim and is_verbatim
+            prev_end = end
+        return "".join(pieces), verbatim, segments[0][0], segments[-1][1]
+
+    def node(self, granularity: str, units: list[Unit], heading_path: list[str], exact: bool = True) -> Node:
+        text, verbatim, start, end = self.assemble(units)
+        tokens = count_tokens(text) if exact or len(units) == 1 else (
+            sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
+        )
+        by_type: Counter[str] = Counter()
+        languages = []
+        for u in units:
+            block = self.blocks[u.block]
+            by_type[block.chunk_type] += u.tokens
+            if block.language:
+                languages.append(block.language)
+        main = [t for t, _ in by_type.most_common() if t != "heading"]
+        node = Node(
+            granularity, start, end, text, tokens, main[0] if main else "heading", verbatim,
+            language=languages[0] if languages else None, heading_path=list(heading_path),
+            oversized=any(u.oversized for u in units) and tokens > self.max_tokens,
+            continued=units[0].continued, contains_types=sorted(by_type), units=units,
+        )
+        if len(units) == 1 and units[0].pieces > 1:
+            node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
+        return node
+
+    # ---- paragraphs ------------------------------------------------------------------------------------------
+
+    def _fits(self, units: list[Unit]) -> bool:
+        return sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1) <= self.max_tokens
+
+    def _is_lead_in(self, index: int) -> bool:
+        block = self.blocks[index]
+        return (block.kind == "paragraph" and self.block_tokens[index] <= LEAD_IN_MAX_TOKENS
+                and self.text[block.start : block.end].rstrip().endswith(":"))
+
+    def paragraphs(self) -> list[Node]:
+        groups: list[list[Unit]] = []
+        pending: list[Unit] = []  # a heading and/or lead-ins waiting for the block they introduce
+        for index, block in enumerate(self.blocks):
+            units = self.units_of(index)
+            if block.kind == "heading":
+                if pending:
+                    groups.append(pending)
+                pending = units
+            elif self._is_lead_in(index):
+                pending = pending + units
+            elif block.kind == "hr":
+                if pending:
+                    pending = pending + units
+                elif groups and self._fits(groups[-1] + units) and not self._heading_between(groups[-1], index):
+                    groups[-1] = groups[-1] + units
+                else:
+                    groups.append(units)
+            else:
+                first, rest = units[0], units[1:]
+                if pending and self._fits(pending + [first]) and not first.oversized:
+                    groups.append(pending + [first])
+                else:
+                    if pending:
+                        groups.append(pending)
+                    groups.append([first])
+                groups.extend([u] for u in rest)
+                pending = []
+        if pending:
+            groups.append(pending)
+
+        nodes: list[Node] = []
+        for units in groups:
+            node = self.node("paragraph", units, self.paths[units[-1].block])
+            if node.tokens > self.max_tokens and len(units) > 1:  # the estimate was off: keep blocks apart
+                nodes.extend(self.node("paragraph", [u], self.paths[u.block]) for u in units)
+            else:
+                nodes.append(node)
+        return nodes
+
+    def _heading_between(self, units: list[Unit], index: int) -> bool:
+        return any(self.blocks[i].kind == "heading" for i in range(units[-1].block + 1, index))
+
+    # ---- sections and document ------------------------------------------------------------------------------
+
+    def pack(self, granularity: str, paragraphs: list[Node], heading_path: list[str]) -> list[Node]:
+        """One chunk over ``paragraphs`` when it fits, else consecutive parts cut at paragraph boundaries
+        (preferring a cut before a heading once a part is half full)."""
+        if not paragraphs:
+            return []
+        groups: list[list[Node]] = [[]]
+        total = 0
+        for para in paragraphs:
+            current = groups[-1]
+            starts_heading = self.blocks[para.units[0].block].kind == "heading"
+            over = total + para.tokens + GAP_TOKENS > self.max_tokens
+            if current and (over or (starts_heading and total >= self.max_tokens // 2)):
+                groups.append([])
+                total = 0
+            groups[-1].append(para)
+            total += para.tokens + GAP_TOKENS
+        parts: list[Node] = []
+        span = (paragraphs[0].start, paragraphs[-1].end)
+        for i, group in enumerate(groups):
+            units = [u for para in group for u in para.units]
+            node = self.node(granularity, units, heading_path, exact=False)
+            node.children = list(group)
+            node.continued = i > 0
+            node.oversized = node.tokens > self.max_tokens and len(group) == 1 and group[0].oversized
+            if len(groups) > 1:
+                node.metadata.update(part=i + 1, parts=len(groups), section_start=span[0], section_end=span[1])
+            parts.append(node)
+        return parts
+
+    def sections(self, paragraphs: list[Node]) -> tuple[list[Node], list[list[Node]]]:
+        """Section parts (nested by heading level) and, per paragraph, the parts of every enclosing section."""
+        sections: list[Node] = []
+        enclosing: list[list[Node]] = [[] for _ in paragraphs]
+        first_block = [p.units[0].block for p in paragraphs]
+        headings = [i for i, b in enumerate(self.blocks) if b.kind == "heading"]
+        for h in headings:
+            level = self.blocks[h].level
+            end = next((k for k in headings if k > h and self.blocks[k].level <= level), len(self.blocks))
+            members = [i for i, b in enumerate(first_block) if h <= b < end]
+            parts = self.pack("section", [paragraphs[i] for i in members], self.paths[h])
+            sections.extend(parts)
+            part_of = {id(c): part for part in parts for c in part.children}
+            for i in members:
+                enclosing[i].append(part_of[id(paragraphs[i])])
+        return sections, enclosing
+
+    # ---- whole document ---------------------------------------------------------------------------------
+
+    def build(self) -> list[Node]:
+        paragraphs = self.paragraphs()
+        if not paragraphs:
+            return []
+        documents = self.pack("document", paragraphs, [])
+        if self.doc.doc_type == "code":
+            sections = self.pack("section", paragraphs, [])
+            for part in sections:
+                names = [self.blocks[p.units[0].block].title for p in part.children]
+                part.heading_path = [next((n for n in names if n), self.doc.name)]
+            enclosing = [[next(s for s in sections if any(c is p for c in s.children))] for p in paragraphs]
+        else:
+            sections, enclosing = self.sections(paragraphs)
+        doc_part = {id(c): d for d in documents for c in d.children}
+        index_of = {id(p): i for i, p in enumerate(paragraphs)}
+        first_paragraph = {id(part): index_of[id(part.children[0])] for part in sections}
+        for part in sections + documents:
+            part.children = []
+        # Parent of a paragraph: the innermost enclosing section part, else the document part.
+        for i, para in enumerate(paragraphs):
+            para.parent = enclosing[i][-1] if enclosing[i] else doc_part[id(para)]
+        # Parent of a section part: the enclosing section's part holding its first paragraph, else the document.
+        for part in sections:
+            first = first_paragraph[id(part)]
+            chain = enclosing[first]
+            depth = next(k for k, s in enumerate(chain) if s is part)
+            part.parent = chain[depth - 1] if depth > 0 else doc_part[id(paragraphs[first])]
+        rows = self.rows(paragraphs)
+        nodes = documents + sections + paragraphs + rows
+        for node in nodes:
+            if node.parent is not None:
+                node.parent.children.append(node)
+        return nodes
+
+    def rows(self, paragraphs: list[Node]) -> list[Node]:
+        """Each table body row with the header row and delimiter repeated (synthesised, not verbatim)."""
+        rows: list[Node] = []
+        for para in paragraphs:
+            for unit in para.units:
+                block = self.blocks[unit.block]
+                if block.kind != "table" or not block.items:
+                    continue
+                header = self.table_header(block)
+                header_tokens = count_tokens(header)
+                for number, (s, e) in enumerate(block.items, start=1):
+                    if not (unit.start <= s and e <= unit.end):
+                        continue
+                    tokens = header_tokens + GAP_TOKENS + count_tokens(self.text[s:e])
+                    node = Node("row", s, e, f"{header}\n{self.text[s:e]}", tokens, "table", verbatim=False,
+                                heading_path=list(self.paths[unit.block]), oversized=tokens > self.max_tokens,
+                                contains_types=["table"], metadata={"row": number, "rows": len(block.items)})
+                    node.parent = para
+                    rows.append(node)
+        return rows
+
+
+def _to_chunks(doc: Document, nodes: list[Node], params: str) -> list[Chunk]:
+    for node in nodes:
+        node.children.sort(key=lambda c: (c.start, c.end))
+    positions = {id(c): i for node in nodes for i, c in enumerate(node.children)}
+    ids: dict[int, str] = {}
+    order = {"document": 0, "section": 1, "paragraph": 2, "row": 3}
+    nodes = sorted(nodes, key=lambda n: (order[n.granularity], n.start, n.end))
+    top = 0
+    for node in nodes:
+        position = positions.get(id(node))
+        if position is None:
+            position, top = top, top + 1
+        node.metadata["position"] = position
+        ids[id(node)] = chunk_id(doc.id, node.granularity, node.start, node.end, position, params)
+    chunks = []
+    for node in nodes:
+        metadata = {k: v for k, v in node.metadata.items() if k != "position"}
+        metadata["strategy"] = "structure"
+        pages = pages_for_span(doc.metadata, node.start, node.end)
+        if pages is not None:
+            metadata["pages"] = pages
+        chunks.append(Chunk(
+            id=ids[id(node)], doc_id=doc.id, granularity=node.granularity, chunk_type=node.chunk_type,
+            text=node.text, start=node.start, end=node.end, tokens=node.tokens, heading_path=node.heading_path,
+            parent_id=ids[id(node.parent)] if node.parent is not None else None,
+            child_ids=[ids[id(c)] for c in node.children], language=node.language, verbatim=node.verbatim,
+            oversized=node.oversized, continued=node.continued, position=node.metadata["position"],
+            contains_types=node.contains_types if node.granularity in ("document", "section") else [],
+            metadata=metadata,
+        ))
+    return chunks
+
+
+def structure_chunks(doc: Document, config: ChunkingConfig) -> list[Chunk]:
+    """All granularities of ``doc`` (Markdown-like documents via markdown-it, source code via ``code``)."""
+    builder = _Builder(doc, config)
+    if doc.doc_type == "code":
+        builder.code_blocks()
+    else:
+        builder.markdown_blocks()
+    return _to_chunks(doc, builder.build(), builder.params)
