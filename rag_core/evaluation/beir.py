@@ -18,7 +18,7 @@ from typing import Any
 from rag_core.config import ChunkingConfig, RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import BeirDataset
-from rag_core.types import Chunk
+from rag_core.types import Chunk, Document
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 FUSIONS = ("rrf", "weighted")
@@ -45,19 +45,21 @@ class BeirReport:
         return data
 
 
-def beir_chunks(dataset: BeirDataset) -> list[Chunk]:
-    """One paragraph-level chunk per corpus document, id and doc id both the BEIR document id."""
+def beir_documents(dataset: BeirDataset) -> tuple[list[Document], list[Chunk]]:
+    """One document and one paragraph-level chunk per corpus entry; chunk id and doc id are the BEIR id."""
     from rag_core.tokens import count_tokens
 
-    chunks = []
+    docs, chunks = [], []
     for position, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
         body = f"{title}\n\n{text}" if title and text else (title or text)
+        docs.append(Document(id=doc_id, name=f"{dataset.name}:{doc_id}", doc_type="text", size=len(body.encode()),
+                             created="", text=body, metadata={"beir": dataset.name}))
         chunks.append(Chunk(
             id=doc_id, doc_id=doc_id, granularity="paragraph", chunk_type="prose", text=body, start=0,
             end=len(body), tokens=count_tokens(body), heading_path=[title] if title else [], verbatim=True,
             position=position, metadata={"source_name": f"{dataset.name}:{doc_id}"},
         ))
-    return chunks
+    return docs, chunks
 
 
 def collection_for(dataset: BeirDataset, embedder: str) -> str:
@@ -74,15 +76,19 @@ def open_beir_index(dataset: BeirDataset, embedder: str, settings: Settings | No
     settings = settings or get_settings()
     config = RAGConfig(chunking=ChunkingConfig(max_tokens=8192, overlap=0), embedding={"embedder": embedder})
     index = open_index(config, settings, collection=collection_for(dataset, embedder))
-    present = sum(index.count().values())
-    if present != len(dataset.corpus):
-        chunks = beir_chunks(dataset)
+    indexed = {entry["doc_id"] for entry in index.documents()}
+    missing = [doc_id for doc_id in dataset.corpus if doc_id not in indexed]
+    if missing:
+        docs, chunks = beir_documents(dataset)
+        wanted = set(missing)
+        docs = [d for d in docs if d.id in wanted]
+        chunks = [c for c in chunks if c.doc_id in wanted]
 
         def report(done: int, total: int) -> None:
             if progress:
                 progress("indexing", done, total)
 
-        index.add_chunks(chunks, progress=report)
+        index.add_chunks(docs, chunks, progress=report)
     return index
 
 
