@@ -1,0 +1,177 @@
+"""Fakes for retrieval tests: literal chunks and a small in-memory index with the real Index's search API."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from rag_core.embeddings.hashing import HashingEmbedder
+from rag_core.retrieval.text import content_terms, words
+from rag_core.tokens import count_tokens
+from rag_core.types import Chunk, Hit
+
+
+def new_chunk(chunk_id: str, text: str, *, doc_id: str = "d1", granularity: str = "paragraph",
+               chunk_type: str = "prose", start: int = 0, end: int | None = None, heading_path=None,
+               parent_id: str | None = None) -> Chunk:
+    return Chunk(id=chunk_id, doc_id=doc_id, granularity=granularity, chunk_type=chunk_type, text=text, start=start,
+                 end=start + len(text) if end is None else end, tokens=count_tokens(text),
+                 heading_path=list(heading_path or []), parent_id=parent_id)
+
+
+def new_hit(chunk: Chunk, score: float, confidence: float = 0.5, source: str = "guide.md") -> Hit:
+    return Hit(chunk=chunk, score=score, confidence=confidence, source_name=source)
+
+
+class FakeIndex:
+    """In-memory stand-in for ``rag_core.index.Index``: hashing-embedder cosine and term-count keyword scores."""
+
+    def __init__(self, chunks: list[Chunk], names: dict[str, str] | None = None):
+        self.embedder = HashingEmbedder(dim=256)
+        self._chunks = {c.id: c for c in chunks}
+        self._vectors = {c.id: v for c, v in zip(chunks, self.embedder.embed_documents([c.text for c in chunks]),
+                                                 strict=True)}
+        self._names = names or {}
+        self.calls: list[tuple[str, str, int, dict]] = []
+
+    def _allowed(self, chunk: Chunk, filters, exclude) -> bool:
+        if chunk.id in exclude:
+            return False
+        if filters is None:
+            return True
+        if filters.granularity and chunk.granularity not in filters.granularity:
+            return False
+        if filters.chunk_types and chunk.chunk_type not in filters.chunk_types:
+            return False
+        return not (filters.doc_ids and chunk.doc_id not in filters.doc_ids)
+
+    def _record(self, kind, query, k, filters):
+        self.calls.append((kind, query, k, {"granularity": filters.granularity, "chunk_types": filters.chunk_types}))
+
+    def vector_search(self, query, k, filters=None, exclude_ids=()):
+        self._record("vector", query, k, filters)
+        q = self.embedder.embed_query(query)
+        exclude = set(exclude_ids)
+        allowed = [c for c in self._chunks.values() if self._allowed(c, filters, exclude)]
+        scored = [(c, float(self._vectors[c.id] @ q)) for c in allowed]
+        scored.sort(key=lambda pair: -pair[1])
+        return scored[:k]
+
+    def keyword_search(self, query, k, filters=None, exclude_ids=()):
+        self._record("keyword", query, k, filters)
+        terms = content_terms(query)
+        exclude = set(exclude_ids)
+        scored = []
+        for chunk in self._chunks.values():
+            if not self._allowed(chunk, filters, exclude):
+                continue
+            counts = Counter(_stems(chunk.text))
+            score = float(sum(counts[t] for t in terms))
+            if score > 0:
+                scored.append((chunk, score))
+        scored.sort(key=lambda pair: -pair[1])
+        return scored[:k]
+
+    def embed_texts(self, texts):
+        return np.asarray(self.embedder.embed_documents(list(texts)), dtype=np.float32)
+
+    def get(self, chunk_id):
+        return self._chunks.get(chunk_id)
+
+    def get_many(self, ids):
+        return [self._chunks[i] for i in ids if i in self._chunks]
+
+    def chunks(self, doc_id=None, granularity=None):
+        return [c for c in self._chunks.values()
+                if (doc_id is None or c.doc_id == doc_id) and (granularity is None or c.granularity == granularity)]
+
+    def doc_name(self, doc_id):
+        return self._names.get(doc_id, "")
+
+
+def _stems(text: str) -> list[str]:
+    """Every stemmed content-term occurrence of ``text`` (with repeats, unlike ``content_terms``)."""
+    return [term for word in words(text) for term in content_terms(word)]
+
+
+CORPUS = [
+    new_chunk("p-install", "To install Wrenfall run pip install wrenfall and then wrenfall init in your project.",
+               heading_path=["Guide", "Install"]),
+    new_chunk("p-config", "The timeout setting controls how long a request may take before it is cancelled.",
+               heading_path=["Guide", "Configuration"]),
+    new_chunk("c-config", "```python\nclient = Client(timeout=30)\nclient.fetch('jobs')\n```", chunk_type="code",
+               heading_path=["Guide", "Configuration"]),
+    new_chunk("t-limits", "| plan | max jobs |\n| --- | --- |\n| free | 5 |\n| pro | 500 |", chunk_type="table",
+               heading_path=["Plans"]),
+    new_chunk("s-guide", "Guide section: install the package, configure the timeout and run jobs with the client.",
+               granularity="section", heading_path=["Guide"]),
+    new_chunk("p-other", "Bananas are yellow fruit that grow in tropical climates.", doc_id="d2",
+               heading_path=["Fruit"]),
+]
+
+
+@pytest.fixture
+def corpus() -> list[Chunk]:
+    return list(CORPUS)
+
+
+@pytest.fixture
+def fake_index(corpus) -> FakeIndex:
+    return FakeIndex(corpus, names={"d1": "guide.md", "d2": "fruit.md"})
+
+
+@pytest.fixture
+def make_chunk():
+    """``make_chunk(id, text, **fields)`` builds a literal chunk."""
+    return new_chunk
+
+
+@pytest.fixture
+def make_hit():
+    """``make_hit(chunk, score, confidence=0.5, source="guide.md")`` builds a hit."""
+    return new_hit
+
+
+class _SearxHandler(BaseHTTPRequestHandler):
+    """Answers like SearxNG's JSON API; ``/broken`` answers HTML, ``/error`` HTTP 500."""
+
+    results: list[dict] = []
+    queries: list[dict] = []
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        url = urllib.parse.urlsplit(self.path)
+        params = dict(urllib.parse.parse_qsl(url.query))
+        type(self).queries.append({"path": url.path, **params})
+        if url.path == "/error":
+            self.send_response(500)
+            self.end_headers()
+            return
+        body = b"<html>not json</html>" if url.path == "/broken" else json.dumps(
+            {"query": params.get("q"), "results": type(self).results}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def searx():
+    """A loopback SearxNG-compatible server: yields (base URL, handler class) and stops afterwards."""
+    handler = type("Handler", (_SearxHandler,), {"results": [], "queries": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,127 @@
+import json
+
+import pytest
+
+from rag_core.config import RetrievalConfig, Settings
+from rag_core.retrieval.confidence import vector_confidence
+from rag_core.retrieval.dynamic import Retriever
+
+
+def _retriever(index, settings=None, llm=None, **config):
+    return Retriever(index, RetrievalConfig(**config), settings=settings, llm=llm)
+
+
+def test_vector_hits_keep_rank_raw_score_and_calibrated_confidence(fake_index):
+    result = _retriever(fake_index, strategy="vector", min_confidence=0.0).retrieve("request timeout setting")
+    assert result.route == "vector" and result.route_reason == "strategy set to vector in the configuration"
+    assert len(result.iterations) == 1
+    top = result.hits[0]
+    assert top.chunk.id == "p-config"
+    assert top.ranks == {"vector": 1}
+    assert top.confidence == pytest.approx(vector_confidence(top.scores["vector"], "hash-256"))
+    assert top.source_name == "guide.md"
+    assert result.iterations[0].k == 3
+    assert result.iterations[0].filters == {"granularity": ["paragraph"], "chunk_types": "any"}
+
+
+def test_low_confidence_relaxes_chunk_type_then_granularity_and_doubles_k(fake_index):
+    result = _retriever(fake_index, strategy="keyword", min_confidence=1.0).retrieve(
+        "show me the code for the timeout client")
+    assert result.intent == "code"
+    steps = [(it.k, it.filters["granularity"], it.filters["chunk_types"], it.decision) for it in result.iterations]
+    assert steps == [
+        (3, ["paragraph"], ["code"], "relax"),
+        (6, ["paragraph"], "any", "relax"),
+        (12, ["paragraph", "section"], "any", "stop"),
+    ]
+    assert "dropped the chunk-type filter ['code']" in result.iterations[0].decision_reason
+    assert "max_iterations (3) reached" in result.iterations[-1].decision_reason
+    assert all(it.elapsed_ms >= 0 for it in result.iterations)
+    assert "s-guide" in {h.chunk.id for h in result.iterations[-1].hits}  # the section came in once widened
+
+
+def test_widens_k_when_no_filter_is_left_and_stops_at_max_k(fake_index):
+    result = _retriever(fake_index, strategy="vector", granularity="any", use_intent_filter=False,
+                        min_confidence=1.0, max_iterations=5, max_k=8).retrieve("timeout")
+    assert [(it.k, it.decision) for it in result.iterations] == [(3, "widen"), (6, "widen"), (8, "stop")]
+    assert "k is at max_k (8)" in result.iterations[-1].decision_reason
+
+
+def test_confident_result_stops_after_one_pass(fake_index):
+    result = _retriever(fake_index, strategy="keyword", min_confidence=0.5).retrieve("timeout request cancelled")
+    assert [it.decision for it in result.iterations] == ["stop"]
+    assert result.hits[0].chunk.id == "p-config"
+    assert result.hits[0].confidence == 1.0  # every query term is in the chunk
+    assert result.confidence >= 0.5
+
+
+def test_hybrid_hits_have_ranks_of_both_retrievers_and_the_fused_rank(fake_index):
+    result = _retriever(fake_index, strategy="hybrid", min_confidence=0.0).retrieve("timeout request")
+    top = result.hits[0]
+    assert top.chunk.id == "p-config"
+    assert set(top.ranks) == {"vector", "keyword", "fused"} and top.ranks["fused"] == 1
+    assert top.scores["fused"] == pytest.approx(1 / (60 + top.ranks["vector"]) + 1 / (60 + top.ranks["keyword"]))
+    weighted = _retriever(fake_index, strategy="hybrid", fusion="weighted", hybrid_weight=1.0,
+                          min_confidence=0.0).retrieve("timeout request")
+    assert weighted.hits[0].score == pytest.approx(1.0)
+
+
+def test_excluded_ids_are_not_returned(fake_index):
+    retriever = _retriever(fake_index, strategy="keyword", min_confidence=0.0, granularity="any")
+    first = retriever.retrieve("timeout")
+    assert "p-config" in [h.chunk.id for h in first.hits]
+    second = retriever.retrieve("timeout", exclude_ids=["p-config"])
+    assert "p-config" not in [h.chunk.id for h in second.hits]
+    assert fake_index.calls[-1][0] == "keyword"
+
+
+def test_min_score_drops_hits_and_records_them(fake_index):
+    result = _retriever(fake_index, strategy="keyword", min_score=0.9, max_iterations=1,
+                        granularity="any").retrieve("timeout jobs")
+    assert all(h.confidence >= 0.9 for h in result.hits)
+    dropped = result.iterations[0].below_min_score
+    assert dropped and all(d.step == "threshold" and d.confidence < 0.9 for d in dropped)
+
+
+def test_auto_routes_and_context_is_formatted(fake_index):
+    result = _retriever(fake_index, min_confidence=0.0).retrieve("Could you tell me about Client(timeout=30)?")
+    assert result.rewritten_query == "Client(timeout=30)?"
+    assert result.route == "keyword" and "code symbol" in result.route_reason
+    assert result.context.text.startswith("--- Document 1 ---\n[Source: guide.md › Guide › Configuration]")
+    json.dumps(result.to_dict())  # plain JSON all the way down
+
+
+def test_overrides_are_validated(fake_index):
+    retriever = _retriever(fake_index)
+    assert retriever.retrieve("timeout", overrides={"strategy": "keyword"}).route == "keyword"
+    with pytest.raises(ValueError, match="allowed"):
+        retriever.retrieve("timeout", overrides={"top_k": 3})
+    with pytest.raises(ValueError):
+        retriever.retrieve("timeout", overrides={"initial_k": 50})  # above max_k
+
+
+def test_web_route_uses_the_configured_endpoint(fake_index, searx):
+    url, handler = searx
+    handler.results = [{"url": "https://example.org/r", "title": "Wrenfall latest release", "content": "v3 news"}]
+    settings = Settings(web_search_url=url)
+    result = _retriever(fake_index, settings=settings).retrieve("latest wrenfall release news")
+    assert result.route == "web"
+    assert [h.chunk.metadata["url"] for h in result.hits] == ["https://example.org/r"]
+    assert "[Source: example.org › Wrenfall latest release]" in result.context.text
+
+
+def test_web_failure_falls_back_to_hybrid_with_the_reason(fake_index, searx):
+    url, _ = searx
+    result = _retriever(fake_index, settings=Settings(web_search_url=url + "/error")).retrieve("latest timeout news")
+    assert result.route == "hybrid"
+    assert "web search failed" in result.route_reason and "HTTP 500" in result.route_reason
+
+
+def test_dedup_drops_chunks_inside_a_selected_section(fake_index):
+    # In the fake corpus every d1 chunk starts at offset 0 and the d1 section spans all of them.
+    result = _retriever(fake_index, strategy="keyword", granularity="any", min_confidence=0.0, initial_k=6,
+                        use_intent_filter=False).retrieve("guide section install package timeout jobs client")
+    assert [h.chunk.id for h in result.hits] == ["s-guide"]
+    assert {d.chunk_id for d in result.dedup.dropped} == {"p-install", "p-config", "c-config", "t-limits"}
+    assert {d.reason for d in result.dedup.dropped} == {"contained in selected section s-guide"}
+    assert result.dedup.tokens_saved == sum(fake_index.get(d.chunk_id).tokens for d in result.dedup.dropped)
