@@ -175,3 +175,46 @@ def searx():
     finally:
         server.shutdown()
         server.server_close()
+
+
+GUIDE_MD = """# Wrenfall guide
+
+## Install
+
+Run `pip install wrenfall` and then `wrenfall init` in your project folder.
+
+## Configuration
+
+The request timeout setting controls how long a request may take before it is cancelled. The default is 30 seconds.
+
+```python
+client = Client(timeout=30)
+client.fetch("jobs")
+```
+
+## Plans
+
+| plan | max jobs |
+| --- | --- |
+| free | 5 |
+| pro | 500 |
+"""
+
+FRUIT_MD = """# Fruit
+
+Bananas are yellow fruit that grow in tropical climates. Apples grow in orchards.
+"""
+
+
+@pytest.fixture
+def real_index(data_dir):
+    """A real ``rag_core.index.Index`` (hashing embedder, embedded Chroma) holding two tiny Markdown files."""
+    from rag_core.config import get_settings
+    from rag_core.embeddings import get_embedder
+    from rag_core.index import Index
+    from rag_core.loaders import load_bytes
+
+    settings = get_settings()
+    index = Index.open("retrieval-test", settings, get_embedder("hash", settings))
+    index.ingest([load_bytes("guide.md", GUIDE_MD.encode()), load_bytes("fruit.md", FRUIT_MD.encode())])
+    return index

@@ -1,0 +1,106 @@
+"""``python -m rag_core search "QUERY" --collection NAME``: dynamic retrieval with hits, context and trace.
+
+The embedder is the collection's own (read from its manifest), so a query is embedded exactly as its chunks
+were; ``--embedder`` is only needed for a collection that does not exist yet, and a mismatch is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EMBEDDERS = ("minilm", "hash", "openai")
+STRATEGIES = ("auto", "vector", "keyword", "hybrid")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("search", help="search a collection (dynamic retrieval, traced)")
+    parser.add_argument("query", help="what to look for")
+    parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="auto", help="retrieval strategy (default: auto)")
+    parser.add_argument("--k", type=int, help="initial k (default 3); dynamic retrieval may widen it up to max k")
+    parser.add_argument("--max-k", type=int, help="largest k dynamic retrieval may reach (default 20)")
+    parser.add_argument("--granularity", choices=("paragraph", "section", "document", "row", "any"),
+                        help="granularity searched first (default paragraph)")
+    parser.add_argument("--min-confidence", type=float, help="confidence that stops widening (default 0.7)")
+    parser.add_argument("--budget", type=int, help="token budget of the formatted context (default 4000)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="CHUNK_ID",
+                        help="chunk id already retrieved (repeatable): not returned again")
+    parser.add_argument("--previous", action="append", default=[], metavar="QUERY",
+                        help="an earlier query of the same conversation (repeatable, oldest first)")
+    parser.add_argument("--embedder", choices=EMBEDDERS,
+                        help="embedder (default: the collection's own; must match it)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (hits, context, trace)")
+    parser.set_defaults(func=run)
+
+
+def embedder_for_collection(manifest: dict | None, requested: str | None) -> tuple[str, int]:
+    """(embedder name, hash dim) for a collection's manifest; ``requested`` must agree with it."""
+    if manifest is None:
+        return requested or "minilm", 384
+    embedder_id = str(manifest.get("embedder_id", ""))
+    stored = "hash" if embedder_id.startswith("hash") else "minilm" if embedder_id.startswith("minilm") else "openai"
+    if requested and requested != stored:
+        raise ValueError(f"collection was built with the {stored} embedder ({embedder_id}); "
+                         f"search it with --embedder {stored} or leave --embedder out")
+    return stored, int(manifest.get("dim") or 384)
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    overrides: dict = {"strategy": args.strategy}
+    if args.k is not None:
+        overrides["initial_k"] = args.k
+        overrides["max_k"] = max(args.k, args.max_k or 20)
+    elif args.max_k is not None:
+        overrides["max_k"] = args.max_k
+    for key, value in (("granularity", args.granularity), ("min_confidence", args.min_confidence),
+                       ("token_budget", args.budget)):
+        if value is not None:
+            overrides[key] = value
+    return overrides
+
+
+def run(args: argparse.Namespace) -> int:
+    from rag_core.cli import print_json
+    from rag_core.config import RetrievalConfig, get_settings
+    from rag_core.embeddings import get_embedder
+    from rag_core.errors import IndexError_
+    from rag_core.index import Index
+    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.services import embedding_cache_dir
+    from rag_core.stores.sidestore import SideStore
+    from rag_core.stores.vector import check_collection_name
+
+    if not args.query.strip():
+        raise ValueError("the query is empty: give the text to search for")
+    if args.k is not None and not 1 <= args.k <= 100:
+        raise ValueError(f"--k must be between 1 and 100 (got {args.k})")
+    settings = get_settings()
+    check_collection_name(args.collection)
+    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
+    if manifest is None:
+        raise IndexError_(f"no collection {args.collection!r} in {settings.data_dir}; "
+                          f"create it with: python -m rag_core ingest PATH --collection {args.collection}")
+    name, dim = embedder_for_collection(manifest, args.embedder)
+    embedder = get_embedder(name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
+    index = Index.open(args.collection, settings, embedder)
+    llm = None
+    if settings.llm_configured and args.strategy == "auto":
+        from rag_core.llm import LLMClient
+
+        llm = LLMClient(settings)
+    retriever = Retriever(index, RetrievalConfig(), settings=settings, llm=llm)
+    result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
+                                overrides=_overrides(args))
+    if args.json:
+        print_json({"collection": args.collection, "embedder": embedder.id, **result.to_dict()})
+        return 0
+    print(f"{result.route} ({result.route_reason}); intent {result.intent}; confidence {result.confidence:.2f}; "
+          f"{len(result.iterations)} iteration(s), {result.elapsed_ms:.0f} ms")
+    for rank, hit in enumerate(result.hits, start=1):
+        ranks = ", ".join(f"{k} #{v}" for k, v in hit.ranks.items())
+        print(f"{rank:>2}. [{hit.confidence:.2f}] {hit.source_name} › {hit.chunk.heading or '(top)'}  ({ranks})  "
+              f"{hit.chunk.id}")
+    print()
+    print(result.context.text)
+    return 0
