@@ -1,0 +1,395 @@
+"""The agent loop: a policy picks a tool, the tool runs, the context grows — one streamed ``AgentStep`` per turn.
+
+``run_agent`` is a generator: it yields each ``AgentStep`` as soon as it happens (the Playground fills its
+timeline from it) and yields the ``AgentResult`` last. ``ask`` runs it to the end. The loop owns the rules
+every policy plays by: max steps, max retrievals, repeated-query rejection, exclusion of chunks already
+retrieved, de-duplicated context within a token budget, multi-turn state, and falling back to the offline
+policy when the LLM endpoint fails.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rag_core.agent.answer import extractive_answer
+from rag_core.agent.context import AgentContext
+from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, ToolBox, ToolOutcome, validate_arguments
+from rag_core.config import RAGConfig, Settings
+from rag_core.errors import LLMError
+from rag_core.types import Hit
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Action:
+    """A policy's decision: which tool with which arguments, and why (the reason shown in the timeline)."""
+
+    tool: str
+    args: dict[str, Any] | str | None
+    reason: str
+    llm_tokens: int = 0
+    llm_retries: list[str] = field(default_factory=list)
+    call_id: str | None = None
+
+
+class Policy(Protocol):
+    """Chooses the next action from the run so far; ``observe`` is told each outcome."""
+
+    name: str
+
+    def begin(self, run: AgentRun) -> None: ...
+
+    def next_action(self, run: AgentRun) -> Action: ...
+
+    def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None: ...
+
+
+@dataclass(slots=True)
+class Turn:
+    question: str
+    answer: str
+    citations: list[str]
+
+
+@dataclass(slots=True)
+class AgentState:
+    """What a conversation carries between questions: turns, queries, retrieved ids and the last context."""
+
+    turns: list[Turn] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    retrieved_ids: list[str] = field(default_factory=list)
+    context_hits: list[Hit] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turns": [{"question": t.question, "answer": t.answer, "citations": list(t.citations)}
+                          for t in self.turns],
+                "queries": list(self.queries), "retrieved_ids": list(self.retrieved_ids),
+                "context_ids": [h.chunk.id for h in self.context_hits]}
+
+
+@dataclass(slots=True)
+class AgentStep:
+    """One step of the loop, everything the timeline shows about it."""
+
+    step: int
+    policy: str
+    reason: str
+    tool: str
+    args: dict[str, Any]
+    ok: bool = True
+    error: str | None = None
+    route: str | None = None
+    route_reason: str | None = None
+    intent: str | None = None
+    k: int | None = None
+    k_by_iteration: list[int] = field(default_factory=list)
+    filters: dict[str, Any] = field(default_factory=dict)
+    hits: list[dict[str, Any]] = field(default_factory=list)
+    confidence: float | None = None
+    confidence_by_iteration: list[float] = field(default_factory=list)
+    threshold: float = 0.0
+    granularity: str | None = None
+    dedup_removed: list[dict[str, Any]] = field(default_factory=list)
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    context_tokens_in: int = 0
+    context_tokens_out: int = 0
+    context_budget: int = 0
+    llm_tokens: int = 0
+    llm_retries: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    observation: str = ""
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["elapsed_ms"] = round(self.elapsed_ms, 2)
+        return data
+
+
+@dataclass(slots=True)
+class AgentResult:
+    """The final answer, its citations, the whole trace and the exact context the answer was drawn from."""
+
+    question: str
+    answer: str
+    citations: list[str]
+    steps: list[AgentStep]
+    context: dict[str, Any]
+    context_hits: list[Hit]
+    stop_reason: str
+    policy: str
+    extractive: bool
+    llm_tokens: int = 0
+    elapsed_ms: float = 0.0
+    dedup_saved_tokens: int = 0
+    dedup_saving_pct: float = 0.0
+    fallback: str | None = None
+
+    @property
+    def context_text(self) -> str:
+        return self.context.get("text", "")
+
+    @property
+    def context_tokens(self) -> int:
+        return int(self.context.get("tokens", 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "citations": list(self.citations),
+            "policy": self.policy,
+            "extractive": self.extractive,
+            "stop_reason": self.stop_reason,
+            "fallback": self.fallback,
+            "steps": [s.to_dict() for s in self.steps],
+            "context": self.context,
+            "context_chunks": [{"chunk_id": h.chunk.id, "doc_id": h.chunk.doc_id, "source": h.source_name,
+                                "heading_path": h.chunk.heading_path, "granularity": h.chunk.granularity,
+                                "tokens": h.chunk.tokens, "text": h.chunk.text} for h in self.context_hits],
+            "llm_tokens": self.llm_tokens,
+            "elapsed_ms": round(self.elapsed_ms, 2),
+            "dedup_saved_tokens": self.dedup_saved_tokens,
+            "dedup_saving_pct": round(self.dedup_saving_pct, 2),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2, default=str)
+
+
+@dataclass
+class AgentRun:
+    """The live state of one question: what policies read to decide, and what the loop updates."""
+
+    question: str
+    config: RAGConfig
+    toolbox: ToolBox
+    context: AgentContext
+    state: AgentState
+    steps: list[AgentStep] = field(default_factory=list)
+    retrievals: int = 0
+    queries: list[str] = field(default_factory=list)
+    sub_queries: list[str] = field(default_factory=list)
+    retrieved_ids: list[str] = field(default_factory=list)
+    current_query: str = ""
+
+    @property
+    def max_steps(self) -> int:
+        return self.config.agent.max_steps
+
+    @property
+    def steps_left(self) -> int:
+        return self.max_steps - len(self.steps)
+
+    @property
+    def threshold(self) -> float:
+        return self.config.retrieval.min_confidence
+
+
+def _to_hits(outcome: ToolOutcome, toolbox: ToolBox, score: float) -> list[Hit]:
+    if outcome.hits:
+        return [h if h.source_name else Hit(h.chunk, h.score, h.confidence, h.ranks, h.scores, toolbox.label(h.chunk))
+                for h in outcome.hits]
+    return [Hit(chunk=c, score=score, confidence=score, source_name=toolbox.source_name(c.doc_id))
+            for c in outcome.chunks]
+
+
+def make_policy(name: str, settings: Settings | None, llm: Any = None) -> Policy:
+    """The named policy: ``offline`` or ``llm`` (which needs a configured LLM)."""
+    from rag_core.agent.policies.offline import OfflinePolicy
+
+    if name == "offline":
+        return OfflinePolicy()
+    if name == "llm":
+        from rag_core.agent.policies.llm import LLMPolicy
+        from rag_core.llm import LLMClient
+
+        if llm is None:
+            if settings is None or not settings.llm_configured:
+                raise LLMError("the llm policy needs an LLM: set RAG_LLM_BASE_URL, RAG_LLM_MODEL and RAG_LLM_API_KEY")
+            llm = LLMClient(settings)
+        return LLMPolicy(llm)
+    raise ValueError(f"unknown policy {name!r}; choose offline or llm")
+
+
+def run_agent(
+    question: str,
+    index: Any,
+    config: RAGConfig,
+    settings: Settings | None = None,
+    policy: Policy | str | None = None,
+    state: AgentState | None = None,
+    *,
+    retriever: Any = None,
+    llm: Any = None,
+) -> Iterator[AgentStep | AgentResult]:
+    """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``."""
+    question = (question or "").strip()
+    if not question:
+        raise ValueError("the question is empty: type what you want to know")
+    if len(question) > 4000:
+        raise ValueError(f"the question is {len(question)} characters long; keep it under 4,000")
+    if retriever is None:
+        from rag_core.retrieval import Retriever
+
+        retriever = Retriever(index, config.retrieval, settings, llm)
+    if policy is None or isinstance(policy, str):
+        policy = make_policy(policy or config.agent.policy, settings, llm)
+    state = state if state is not None else AgentState()
+    toolbox = ToolBox(index, retriever)
+    embed = getattr(index, "embed_texts", None)
+    context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, embed)
+    if state.context_hits:
+        context.add(state.context_hits)
+    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state)
+    started = time.perf_counter()
+    fallback: str | None = None
+    answer: str | None = None
+    citations: list[str] = []
+    stop_reason = ""
+    policy.begin(run)
+    while run.steps_left > 0:
+        step_started = time.perf_counter()
+        try:
+            action = policy.next_action(run)
+        except LLMError as e:
+            from rag_core.agent.policies.offline import OfflinePolicy
+
+            fallback = f"LLM failed ({e}); continued with the offline policy"
+            step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the LLM endpoint failed",
+                             tool="fallback", args={}, ok=False, error=str(e), threshold=run.threshold,
+                             context_tokens_in=context.tokens, context_tokens_out=context.tokens,
+                             context_budget=context.budget, elapsed_ms=(time.perf_counter() - step_started) * 1000)
+            run.steps.append(step)
+            yield step
+            policy = OfflinePolicy()
+            policy.begin(run)
+            continue
+        step, outcome = _execute(run, action, policy.name)
+        step.elapsed_ms = (time.perf_counter() - step_started) * 1000
+        run.steps.append(step)
+        if outcome is not None:
+            policy.observe(run, action, outcome)
+        yield step
+        if action.tool == "done" and step.ok:
+            done = DoneArgs.model_validate(step.args)
+            answer, citations = done.answer, done.citations
+            stop_reason = "done: " + action.reason
+            break
+    extractive = policy.name == "offline"
+    if answer is None:
+        stop_reason = f"out of steps ({run.max_steps}) before done; answered extractively from the context"
+        if policy.name == "llm":
+            stop_reason = f"the model never called done within {run.max_steps} steps; answered extractively"
+        extracted = extractive_answer(question, context.hits, run.sub_queries)
+        answer, citations, extractive = extracted.text, extracted.citations, True
+    held = set(context.ids)
+    unknown = [c for c in citations if c not in held]
+    citations = [c for c in citations if c in held]
+    if unknown:
+        stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
+    formatted = context.formatted()
+    state.turns.append(Turn(question=question, answer=answer, citations=citations))
+    state.queries.extend(q for q in run.queries if q not in state.queries)
+    state.retrieved_ids.extend(i for i in run.retrieved_ids if i not in state.retrieved_ids)
+    state.context_hits = list(context.hits)
+    yield AgentResult(
+        question=question, answer=answer, citations=citations, steps=run.steps, context=formatted.to_dict(),
+        context_hits=list(context.hits), stop_reason=stop_reason, policy=policy.name, extractive=extractive,
+        llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
+        dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(), fallback=fallback,
+    )
+
+
+def ask(question: str, index: Any, config: RAGConfig, settings: Settings | None = None, **kwargs: Any) -> AgentResult:
+    """Run the agent to the end and return its ``AgentResult``."""
+    result = None
+    for event in run_agent(question, index, config, settings, **kwargs):
+        result = event
+    assert isinstance(result, AgentResult)
+    return result
+
+
+def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep, ToolOutcome | None]:
+    """Run ``action`` under the loop's rules; returns its step and the tool outcome."""
+    context = run.context
+    step = AgentStep(step=len(run.steps) + 1, policy=policy_name, reason=action.reason, tool=action.tool,
+                     args=action.args if isinstance(action.args, dict) else {"_raw": action.args},
+                     threshold=run.threshold, context_tokens_in=context.tokens, context_budget=context.budget,
+                     llm_tokens=action.llm_tokens, llm_retries=list(action.llm_retries))
+    outcome = _guarded_outcome(run, action)
+    if outcome is None:
+        outcome = run.toolbox.execute(action.tool, action.args, exclude_ids=run.retrieved_ids + run.state.retrieved_ids,
+                                      previous_queries=run.state.queries + run.queries,
+                                      focus_query=run.current_query or run.question)
+    step.ok, step.error, step.repairs = outcome.ok, outcome.error, outcome.repairs
+    step.observation = outcome.observation
+    if outcome.ok:
+        step.args = outcome.args
+    if outcome.ok and action.tool == "search":
+        run.retrievals += 1
+        run.queries.append(outcome.args["query"])
+        _describe_retrieval(step, outcome)
+    if outcome.ok and outcome.retrieval is not None:
+        # What the retriever's own de-dup removed against the held context counts as the agent's saving.
+        for drop in outcome.retrieval.dedup.dropped:
+            step.dedup_removed.append({"chunk_id": drop.chunk_id, "tokens": drop.tokens, "step": "dedup",
+                                       "reason": drop.reason})
+            context.dedup_saved_tokens += drop.tokens
+            context.offered_tokens += drop.tokens
+    if outcome.ok and action.tool in RETRIEVAL_TOOLS:
+        score = max((h.confidence for h in context.hits), default=0.5)
+        report = context.add(_to_hits(outcome, run.toolbox, score), replaces=outcome.replaces)
+        run.retrieved_ids.extend(c.id for c in outcome.chunks if c.id not in run.retrieved_ids)
+        step.added, step.replaced = report.added, report.replaced
+        step.dedup_removed += report.removed
+        step.granularity = step.granularity or outcome.info.get("granularity")
+    step.context_tokens_out = context.tokens
+    return step, outcome
+
+
+def _guarded_outcome(run: AgentRun, action: Action) -> ToolOutcome | None:
+    """The loop's own refusals (budget, repeats, bad done) as tool errors; None when the tool may run."""
+    args = action.args if isinstance(action.args, dict) else {"_raw": action.args}
+    if action.tool == "done":
+        try:
+            done, repairs = validate_arguments("done", action.args)
+        except ToolArgumentError as e:
+            return ToolOutcome.failure("done", args, str(e))
+        return ToolOutcome(tool="done", args=done.model_dump(), ok=True, observation="Answer recorded.",
+                           repairs=repairs)
+    if action.tool == "search":
+        if run.retrievals >= run.config.agent.max_retrievals:
+            return ToolOutcome.failure("search", args, f"retrieval budget used ({run.config.agent.max_retrievals} "
+                                       "searches); answer from the context with done")
+        try:
+            parsed, _ = validate_arguments("search", action.args)
+        except ToolArgumentError:
+            return None  # the tool reports the argument error itself
+        asked = " ".join(parsed.query.lower().split())
+        if any(asked == " ".join(q.lower().split()) for q in run.queries):
+            return ToolOutcome.failure("search", args, f"already searched for {parsed.query!r} in this turn; "
+                                       "rephrase, change granularity, zoom, or call done")
+    return None
+
+
+def _describe_retrieval(step: AgentStep, outcome: ToolOutcome) -> None:
+    result = outcome.retrieval
+    step.route, step.route_reason, step.intent = result.route, result.route_reason, result.intent
+    step.confidence = round(float(result.confidence), 4)
+    step.k_by_iteration = [it.k for it in result.iterations]
+    step.confidence_by_iteration = [round(float(it.confidence), 4) for it in result.iterations]
+    step.k = step.k_by_iteration[-1] if step.k_by_iteration else len(outcome.hits)
+    step.filters = dict(result.iterations[-1].filters) if result.iterations else {}
+    step.granularity = outcome.args.get("granularity")
+    step.hits = [{"chunk_id": h.chunk.id, "doc_id": h.chunk.doc_id, "source": h.source_name,
+                  "heading": h.chunk.heading, "granularity": h.chunk.granularity, "chunk_type": h.chunk.chunk_type,
+                  "tokens": h.chunk.tokens, "score": round(float(h.score), 6),
+                  "confidence": round(float(h.confidence), 4)} for h in outcome.hits]

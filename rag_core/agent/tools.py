@@ -1,0 +1,351 @@
+"""The agent's tools: pydantic argument models (their JSON schemas are the OpenAI tool definitions) and execution.
+
+Every failure — an unknown tool, arguments that are not JSON or do not validate, a chunk id that does not
+exist, a retrieval error — comes back as a ``ToolOutcome`` with ``ok=False`` and an ``error`` the agent can
+read and act on; ``ToolBox.execute`` never raises for the agent's mistakes.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rag_core.errors import RagError
+from rag_core.types import Chunk, Hit
+
+FocusArea = Literal["general", "fact", "code", "procedure", "data"]
+# Chunk types searched for each focus area (None: no chunk-type filter).
+FOCUS_CHUNK_TYPES: dict[str, list[str] | None] = {
+    "general": None,
+    "fact": None,
+    "code": ["code"],
+    "procedure": ["list", "code"],
+    "data": ["table"],
+}
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class SearchArgs(_Args):
+    """Search the indexed documents; returns the best chunks with their ids, scores and text."""
+
+    query: str = Field(min_length=1, max_length=2000, description="What to look for, in the documents' words.")
+    granularity: Literal["document", "section", "paragraph", "row"] = Field(
+        "section",
+        description="section: a heading with its content (default, gives context); paragraph: one block for a "
+        "precise answer; row: one table row; document: a whole file.",
+    )
+    focus_area: FocusArea = Field("general", description="Type of content wanted: code, procedure, data or general.")
+    max_results: int = Field(5, ge=1, le=20, description="How many chunks to return at most.")
+
+    @field_validator("query")
+    @classmethod
+    def _has_words(cls, value: str) -> str:
+        if not re.search(r"\w", value):
+            raise ValueError("the query has no words: search for terms that appear in the documents")
+        return value
+
+
+class ZoomInArgs(_Args):
+    """Replace a broad section in the context by its paragraphs most relevant to the question."""
+
+    section_id: str = Field(min_length=1, max_length=64, description="Chunk id of a section (from search results).")
+
+
+class ZoomOutArgs(_Args):
+    """Replace a chunk that lacks context by its parent section."""
+
+    chunk_id: str = Field(min_length=1, max_length=64, description="Chunk id of a paragraph or row.")
+
+
+class ListDocumentsArgs(_Args):
+    """List the indexed documents with their ids."""
+
+
+class ListSectionsArgs(_Args):
+    """List a document's sections (ids and heading paths) in document order."""
+
+    doc_id: str = Field(min_length=1, max_length=64)
+
+
+class ReadSectionArgs(_Args):
+    """Read one section of a document in full."""
+
+    doc_id: str = Field(min_length=1, max_length=64)
+    section_id: str = Field(min_length=1, max_length=64)
+
+
+class DoneArgs(_Args):
+    """Finish: give the final answer and the chunk ids that support it."""
+
+    answer: str = Field(min_length=1, max_length=20_000, description="The final answer to the user's question.")
+    citations: list[str] = Field(default_factory=list, description="Chunk ids whose text supports the answer.")
+
+
+TOOL_ARGS: dict[str, type[_Args]] = {
+    "search": SearchArgs,
+    "zoom_in": ZoomInArgs,
+    "zoom_out": ZoomOutArgs,
+    "list_documents": ListDocumentsArgs,
+    "list_sections": ListSectionsArgs,
+    "read_section": ReadSectionArgs,
+    "done": DoneArgs,
+}
+TOOL_NAMES: tuple[str, ...] = tuple(TOOL_ARGS)
+RETRIEVAL_TOOLS = frozenset({"search", "zoom_in", "zoom_out", "read_section"})
+
+
+def tool_definitions() -> list[dict[str, Any]]:
+    """The OpenAI ``tools`` list: one function per tool, its parameters the argument model's JSON schema."""
+    definitions = []
+    for name, model in TOOL_ARGS.items():
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        definitions.append(
+            {"type": "function", "function": {"name": name, "description": model.__doc__ or name, "parameters": schema}}
+        )
+    return definitions
+
+
+class ToolArgumentError(ValueError):
+    """Tool arguments that could not be parsed or validated; the message is shown to the agent."""
+
+
+_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """Parse tool-call arguments, repairing common model slips; returns (arguments, repairs made).
+
+    Repairs (hand-written because they are small and specific to how models garble JSON): strip a Markdown code
+    fence around the JSON, remove trailing commas, treat an empty string as no arguments. Anything else that is
+    not a JSON object raises ``ToolArgumentError``.
+    """
+    if raw is None or isinstance(raw, dict):
+        return dict(raw or {}), []
+    repairs: list[str] = []
+    text = raw.strip()
+    if not text:
+        return {}, ["empty arguments read as {}"]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        fenced = _FENCE.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+            repairs.append("stripped a code fence")
+        without_commas = _TRAILING_COMMA.sub(r"\1", text)
+        if without_commas != text:
+            text = without_commas
+            repairs.append("removed trailing commas")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ToolArgumentError(
+                f"arguments are not valid JSON ({e.msg} at position {e.pos}); send a JSON object such as "
+                '{"query": "..."}'
+            ) from e
+    if not isinstance(value, dict):
+        raise ToolArgumentError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value, repairs
+
+
+def validate_arguments(name: str, raw: str | dict[str, Any] | None) -> tuple[_Args, list[str]]:
+    """The validated argument model of tool ``name``; raises ``ToolArgumentError`` naming what is wrong."""
+    if name not in TOOL_ARGS:
+        raise ToolArgumentError(f"unknown tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}")
+    values, repairs = parse_arguments(raw)
+    try:
+        return TOOL_ARGS[name].model_validate(values), repairs
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in e.errors()
+        )
+        raise ToolArgumentError(f"invalid arguments for {name}: {problems}") from e
+
+
+def untrusted(chunk: Chunk, source: str, score: float | None = None) -> str:
+    """A chunk wrapped as untrusted document content for the model (instructions inside must not be obeyed)."""
+    # A document could contain the closing tag itself to "escape" the wrapper; neutralise it.
+    body = re.sub(r"</?\s*untrusted_document", lambda m: html.escape(m.group(0)), chunk.text, flags=re.IGNORECASE)
+    attrs = f'id="{chunk.id}" source="{html.escape(source)}" granularity="{chunk.granularity}" tokens="{chunk.tokens}"'
+    if score is not None:
+        attrs += f' confidence="{score:.2f}"'
+    return f"<untrusted_document {attrs}>\n{body}\n</untrusted_document>"
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """What a tool call produced: new context candidates, the retrieval trace if any, and the agent's view."""
+
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    error: str | None = None
+    observation: str = ""
+    hits: list[Hit] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    replaces: list[str] = field(default_factory=list)
+    retrieval: Any = None
+    repairs: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def failure(cls, tool: str, args: dict[str, Any], error: str, repairs: list[str] | None = None) -> ToolOutcome:
+        return cls(tool=tool, args=args, ok=False, error=error, observation=f"TOOL ERROR: {error}",
+                   repairs=repairs or [])
+
+
+class ToolBox:
+    """Runs tools against an ``Index`` and a ``Retriever``; navigation tools use the index's helpers."""
+
+    def __init__(self, index: Any, retriever: Any, *, zoom_keep: int = 3) -> None:
+        self.index = index
+        self.retriever = retriever
+        self.zoom_keep = zoom_keep
+        self._names: dict[str, str] | None = None
+
+    def source_name(self, doc_id: str) -> str:
+        if self._names is None:
+            names: dict[str, str] = {}
+            try:
+                for doc in self.index.documents():
+                    doc_key = doc.get("doc_id") or doc.get("id")
+                    if doc_key:
+                        names[doc_key] = doc.get("name") or doc.get("source_name") or doc_key
+            except RagError:
+                pass
+            self._names = names
+        return self._names.get(doc_id, doc_id)
+
+    def label(self, chunk: Chunk) -> str:
+        name = self.source_name(chunk.doc_id)
+        return f"{name} › {chunk.heading}" if chunk.heading_path else name
+
+    def execute(
+        self,
+        name: str,
+        raw_args: str | dict[str, Any] | None,
+        *,
+        exclude_ids: tuple[str, ...] | list[str] = (),
+        previous_queries: tuple[str, ...] | list[str] = (),
+        focus_query: str = "",
+    ) -> ToolOutcome:
+        """Run tool ``name``; any problem is returned as a failed outcome, never raised."""
+        try:
+            args, repairs = validate_arguments(name, raw_args)
+        except ToolArgumentError as e:
+            shown = raw_args if isinstance(raw_args, dict) else {"_raw": raw_args}
+            return ToolOutcome.failure(name, shown, str(e))
+        values = args.model_dump()
+        try:
+            outcome = getattr(self, f"_{name}")(args, exclude_ids, previous_queries, focus_query)
+        except (RagError, ValueError, KeyError, LookupError) as e:
+            return ToolOutcome.failure(name, values, f"{name} failed: {e}", repairs)
+        outcome.args = values
+        outcome.repairs = repairs
+        return outcome
+
+    def _search(self, args: SearchArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        overrides: dict[str, Any] = {"granularity": args.granularity}
+        max_k = getattr(getattr(self.retriever, "config", None), "max_k", 20)
+        overrides["initial_k"] = min(args.max_results, max_k)
+        chunk_types = FOCUS_CHUNK_TYPES[args.focus_area]
+        if chunk_types is not None:
+            overrides["chunk_types"] = chunk_types
+        result = self.retriever.retrieve(
+            args.query, exclude_ids=tuple(exclude_ids), previous_queries=tuple(previous_queries), overrides=overrides
+        )
+        hits = list(result.hits)[: args.max_results]
+        if not hits:
+            observation = (f"No chunks found for {args.query!r} at {args.granularity} granularity "
+                           f"(confidence {result.confidence:.2f}). Try other words or another granularity.")
+        else:
+            parts = [f"{len(hits)} result(s) for {args.query!r} (route {result.route}, confidence "
+                     f"{result.confidence:.2f}):"]
+            parts += [untrusted(h.chunk, self.label(h.chunk), h.confidence) for h in hits]
+            observation = "\n".join(parts)
+        return ToolOutcome(tool="search", args={}, ok=True, observation=observation, hits=hits,
+                           chunks=[h.chunk for h in hits], retrieval=result)
+
+    def _zoom_in(self, args: ZoomInArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        section = self.index.get(args.section_id)
+        if section is None:
+            raise LookupError(f"no chunk with id {args.section_id!r}; use an id from the search results")
+        children = [c for c in self.index.zoom_in(args.section_id) if c.text.strip()]
+        if not children:
+            raise LookupError(f"chunk {args.section_id!r} ({section.granularity}) has no smaller chunks inside it")
+        kept = self._most_relevant(children, focus_query) if focus_query else children
+        observation = "\n".join(
+            [f"Zoomed into {self.label(section)}: {len(kept)} of {len(children)} smaller chunks kept."]
+            + [untrusted(c, self.label(c)) for c in kept]
+        )
+        return ToolOutcome(tool="zoom_in", args={}, ok=True, observation=observation, chunks=kept,
+                           replaces=[section.id], info={"children": len(children), "kept": [c.id for c in kept],
+                                                        "granularity": kept[0].granularity})
+
+    def _zoom_out(self, args: ZoomOutArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        chunk = self.index.get(args.chunk_id)
+        if chunk is None:
+            raise LookupError(f"no chunk with id {args.chunk_id!r}; use an id from the search results")
+        parent = self.index.zoom_out(args.chunk_id)
+        if parent is None:
+            raise LookupError(f"chunk {args.chunk_id!r} is already at the top ({chunk.granularity})")
+        label = self.label(parent)
+        observation = f"Zoomed out to {label} ({parent.granularity}).\n{untrusted(parent, label)}"
+        return ToolOutcome(tool="zoom_out", args={}, ok=True, observation=observation, chunks=[parent],
+                           info={"granularity": parent.granularity})
+
+    def _list_documents(self, args, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        docs = self.index.documents()
+        lines = [f"{len(docs)} document(s):"]
+        for doc in docs:
+            doc_key = doc.get("doc_id") or doc.get("id")
+            lines.append(f"- {doc_key}: {doc.get('name', doc_key)}")
+        return ToolOutcome(tool="list_documents", args={}, ok=True, observation="\n".join(lines),
+                           info={"documents": len(docs)})
+
+    def _list_sections(self, args: ListSectionsArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        sections = self.index.list_sections(args.doc_id)
+        if not sections:
+            raise LookupError(f"document {args.doc_id!r} has no sections; use an id from list_documents")
+        lines = [f"{len(sections)} section(s) of {self.source_name(args.doc_id)}:"]
+        lines += [f"- {s.id}: {html.escape(s.heading or '(untitled)')} ({s.tokens} tokens)" for s in sections]
+        return ToolOutcome(tool="list_sections", args={}, ok=True, observation="\n".join(lines),
+                           info={"sections": len(sections)})
+
+    def _read_section(self, args: ReadSectionArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        section = self.index.read_section(args.doc_id, args.section_id)
+        if section is None:
+            raise LookupError(f"no section {args.section_id!r} in document {args.doc_id!r}")
+        observation = f"Section {self.label(section)}:\n{untrusted(section, self.label(section))}"
+        return ToolOutcome(tool="read_section", args={}, ok=True, observation=observation, chunks=[section],
+                           info={"granularity": section.granularity})
+
+    def _done(self, args: DoneArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
+        return ToolOutcome(tool="done", args={}, ok=True, observation="Answer recorded.")
+
+    def _most_relevant(self, chunks: list[Chunk], query: str) -> list[Chunk]:
+        """The ``zoom_keep`` chunks closest to ``query`` (embedding cosine plus query-term coverage), in order."""
+        from rag_core.retrieval.text import content_terms, term_coverage
+
+        if len(chunks) <= self.zoom_keep:
+            return chunks
+        terms = content_terms(query)
+        vectors = self.index.embed_texts([query] + [c.text for c in chunks])
+        cosines = vectors[1:] @ vectors[0]
+        pairs = zip(chunks, cosines, strict=True)
+        scored = [(float(cos) + term_coverage(terms, c.text), i) for i, (c, cos) in enumerate(pairs)]
+        best = sorted(i for _, i in sorted(scored, reverse=True)[: self.zoom_keep])
+        return [chunks[i] for i in best]

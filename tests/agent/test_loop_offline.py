@@ -1,0 +1,108 @@
+"""The loop with the offline policy over the tiny fake index: steps, zooming, decomposition, budgets, turns."""
+
+from __future__ import annotations
+
+import json
+
+from rag_core.agent import AgentResult, AgentState, AgentStep, ask, run_agent
+from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
+from rag_core.agent.policies.offline import decompose
+from rag_core.config import RAGConfig
+from rag_core.types import Chunk, Hit
+
+
+def _ask(question, fake_index, fake_retriever, config=None, state=None):
+    return ask(question, fake_index, config or RAGConfig(), policy="offline", state=state, retriever=fake_retriever)
+
+
+def test_decompose():
+    assert decompose("What is the difference between the Basic and Pro plans?") == ["Basic plans", "Pro plans"]
+    assert decompose("Basic vs Pro storage") == ["Basic storage", "Pro storage"]
+    assert decompose("How long do tokens last? How do I rotate a key?") == [
+        "How long do tokens last", "How do I rotate a key"]
+    assert decompose("How do I rotate a key") == ["How do I rotate a key"]
+
+
+def test_generator_streams_steps_then_result(fake_index, fake_retriever):
+    events = list(run_agent("How do I rotate an API key?", fake_index, RAGConfig(), policy="offline",
+                            retriever=fake_retriever))
+    assert all(isinstance(e, AgentStep) for e in events[:-1]) and isinstance(events[-1], AgentResult)
+    result = events[-1]
+    assert [s.tool for s in result.steps] == ["search", "zoom_in", "done"]
+    search, zoom, done = result.steps
+    assert (search.granularity, search.route, search.confidence, search.threshold) == ("section", "keyword", 1.0, 0.7)
+    assert search.hits[0]["chunk_id"] == "auth-s" and search.context_tokens_out == 200
+    assert "broad (200 tokens > 160)" in zoom.reason
+    assert zoom.replaced == [{"chunk_id": "auth-s", "tokens": 200, "reason": "replaced by zooming"}]
+    assert zoom.context_tokens_in == 200 and zoom.context_tokens_out < 200
+    assert result.answer.startswith(EXTRACTIVE_NOTE)
+    assert "`wren keys rotate --name KEY`" in result.answer and result.citations == ["auth-p1"]
+    assert result.extractive and result.stop_reason.startswith("done: every sub-query found")
+    assert json.loads(result.to_json())["steps"][0]["tool"] == "search"
+
+
+def test_comparison_searches_each_side(fake_index, fake_retriever):
+    result = _ask("Compare the Basic and Pro plans", fake_index, fake_retriever)
+    searches = [s for s in result.steps if s.tool == "search"]
+    assert [s.args["query"] for s in searches] == ["Basic plans"]
+    assert "sub-query 1 of 2 (comparison question)" in searches[0].reason
+    assert "no search needed for 'Pro plans' (already in the context)" in result.steps[-1].reason
+    assert "5 projects" in result.context_text and "50 projects" in result.context_text
+
+
+def test_low_confidence_retries_with_rewritten_query(fake_index, fake_retriever):
+    result = _ask("Tell me about quantum teleportation please", fake_index, fake_retriever)
+    tools = [(s.tool, s.args.get("granularity")) for s in result.steps]
+    assert tools == [("search", "section"), ("search", "paragraph"), ("done", None)]
+    assert "no results: retry with the rewritten query 'quantum teleportation'" in result.steps[1].reason
+    assert result.answer.startswith("I could not find this") and result.citations == []
+
+
+def test_max_steps_keeps_last_step_for_done(fake_index, fake_retriever):
+    config = RAGConfig(agent={"max_steps": 2})
+    result = _ask("Compare the Basic and Pro plans", fake_index, fake_retriever, config)
+    assert [s.tool for s in result.steps] == ["search", "done"]
+    assert "one step left of 2" in result.steps[-1].reason
+
+
+def test_follow_up_reuses_context_without_retrieval(fake_index, fake_retriever):
+    state = AgentState()
+    _ask("How do I rotate an API key?", fake_index, fake_retriever, state=state)
+    calls = len(fake_retriever.calls)
+    result = _ask("rotate the API key again?", fake_index, fake_retriever, state=state)
+    assert [s.tool for s in result.steps] == ["done"]
+    assert "conditional retrieval" in result.steps[0].reason and len(fake_retriever.calls) == calls
+    assert len(state.turns) == 2
+    third = _ask("How much storage does Pro have?", fake_index, fake_retriever, state=state)
+    assert third.steps[0].tool == "search"
+    assert set(fake_retriever.calls[-1]["exclude_ids"]) >= {"auth-s", "auth-p1"}
+
+
+def test_near_duplicate_removed_by_dedup():
+    from rag_core.agent.context import AgentContext
+
+    def chunk(cid, text, parent=None, granularity="paragraph", start=0):
+        return Chunk(id=cid, doc_id="d", granularity=granularity, chunk_type="prose", text=text, start=start,
+                     end=start + len(text), tokens=10, parent_id=parent)
+
+    def embed(texts):
+        import numpy as np
+        rows = {"same": [1.0, 0.0, 0.0], "other": [0.0, 1.0, 0.0]}
+        return np.array([next((v for k, v in rows.items() if k in t), [0.0, 0.0, 1.0]) for t in texts],
+                        dtype=np.float32)
+
+    context = AgentContext(budget=25, embed=embed)
+    context.add([Hit(chunk("a", "same words"), 1.0)])
+    report = context.add([Hit(chunk("b", "same text", start=50), 0.9), Hit(chunk("c", "other", start=90), 0.8),
+                          Hit(chunk("d", "different", start=120), 0.7)])
+    assert report.added == ["c"]
+    assert [(r["chunk_id"], r["step"]) for r in report.removed] == [("b", "dedup"), ("d", "budget")]
+    assert context.dedup_saved_tokens == 10 and context.dedup_saving_pct() == 25.0
+
+
+def test_extractive_answer_quotes_best_sentence():
+    chunk = Chunk(id="x1", doc_id="d", granularity="paragraph", chunk_type="prose",
+                  text="Wrenfall is fast. The default port is 8080. Logs go to stdout.", start=0, end=60, tokens=15)
+    answer = extractive_answer("Which port is the default?", [Hit(chunk, 1.0, 0.9)])
+    assert answer.text == EXTRACTIVE_NOTE + "\n\n- The default port is 8080. [x1]"
+    assert answer.citations == ["x1"]
