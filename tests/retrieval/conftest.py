@@ -218,3 +218,9 @@ def real_index(data_dir):
     index = Index.open("retrieval-test", settings, get_embedder("hash", settings))
     index.ingest([load_bytes("guide.md", GUIDE_MD.encode()), load_bytes("fruit.md", FRUIT_MD.encode())])
     return index
+
+
+@pytest.fixture
+def make_index():
+    """``make_index(chunks)`` builds a ``FakeIndex`` over literal chunks."""
+    return FakeIndex

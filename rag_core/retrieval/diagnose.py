@@ -1,0 +1,153 @@
+""""Why not retrieved?": for a chunk the user expected, where it ranks and which step removed it.
+
+The chunk is followed through the pipeline of a finished ``RetrievalResult`` in order: excluded (already held)
+→ filter (granularity / chunk type of the last pass) → rank (outside the last pass's top k) → threshold
+(confidence below ``min_score``) → de-dup → budget. Its rank in each retriever is measured on the whole index
+(no filters, a deep k), with its Reciprocal Rank Fusion contribution ``1 / (rrf_k + rank)`` from each list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.index import Filters
+from rag_core.retrieval.fusion import rrf_fuse
+from rag_core.retrieval.trace import RetrievalResult
+from rag_core.types import Chunk
+
+DIAGNOSE_DEPTH = 200
+STEPS: tuple[str, ...] = ("exclude", "filter", "rank", "threshold", "dedup", "budget")
+
+
+@dataclass(slots=True)
+class StepCheck:
+    step: str
+    passed: bool
+    detail: str
+
+
+@dataclass(slots=True)
+class WhyNot:
+    """Where the expected chunk stands: per-retriever ranks, fusion contributions and each step's verdict."""
+
+    chunk: Chunk
+    ranks: dict[str, int | None]
+    scores: dict[str, float | None]
+    rrf_contributions: dict[str, float]
+    depth: int
+    checks: list[StepCheck] = field(default_factory=list)
+
+    @property
+    def removed_by(self) -> str | None:
+        """The first step the chunk failed (None: it is in the result)."""
+        return next((c.step for c in self.checks if not c.passed), None)
+
+    @property
+    def verdict(self) -> str:
+        failed = next((c for c in self.checks if not c.passed), None)
+        return "retrieved and in the context" if failed is None else f"removed by {failed.step}: {failed.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk.id,
+            "ranks": dict(self.ranks),
+            "scores": dict(self.scores),
+            "rrf_contributions": dict(self.rrf_contributions),
+            "depth": self.depth,
+            "removed_by": self.removed_by,
+            "verdict": self.verdict,
+            "checks": [{"step": c.step, "passed": c.passed, "detail": c.detail} for c in self.checks],
+        }
+
+
+def find_chunks(index, text: str, limit: int = 25) -> list[Chunk]:
+    """Chunks whose text or heading path contains ``text`` (case-insensitive), paragraphs first."""
+    needle = " ".join(text.lower().split())
+    if not needle:
+        return []
+    order = {"paragraph": 0, "row": 1, "section": 2, "document": 3}
+    found = [c for c in index.chunks()
+             if needle in " ".join(c.text.lower().split()) or needle in c.heading.lower()]
+    found.sort(key=lambda c: (order.get(c.granularity, 9), len(c.text)))
+    return found[:limit]
+
+
+def _rank_of(chunk_id: str, pairs) -> tuple[int | None, float | None]:
+    for rank, (chunk, score) in enumerate(pairs, start=1):
+        if chunk.id == chunk_id:
+            return rank, float(score)
+    return None, None
+
+
+def _filter_failure(chunk: Chunk, filters: dict[str, Any]) -> str | None:
+    granularity = filters.get("granularity")
+    if isinstance(granularity, list) and chunk.granularity not in granularity:
+        return f"granularity {chunk.granularity!r} not in {granularity} in the last pass"
+    chunk_types = filters.get("chunk_types")
+    if isinstance(chunk_types, list) and chunk.chunk_type not in chunk_types:
+        return f"chunk type {chunk.chunk_type!r} not in {chunk_types} in the last pass"
+    return None
+
+
+def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_ids=(),
+                    depth: int = DIAGNOSE_DEPTH) -> WhyNot:
+    """Explain what happened to ``chunk_id`` in ``result`` (produced by ``retriever`` with ``exclude_ids``)."""
+    index = retriever.index
+    chunk = index.get(chunk_id)
+    if chunk is None:
+        raise ValueError(f"no chunk {chunk_id!r} in the index: pick one from the index's chunks")
+    config = retriever.effective_config(
+        {k: v for k, v in result.config.items() if k in type(retriever.config).model_fields})
+    query = result.rewritten_query
+    vector_pairs = index.vector_search(query, depth, Filters(), ())
+    keyword_pairs = index.keyword_search(query, depth, Filters(), ())
+    ranks: dict[str, int | None] = {}
+    scores: dict[str, float | None] = {}
+    ranks["vector"], scores["vector"] = _rank_of(chunk_id, vector_pairs)
+    ranks["keyword"], scores["keyword"] = _rank_of(chunk_id, keyword_pairs)
+    lists = {"vector": [(c.id, s) for c, s in vector_pairs], "keyword": [(c.id, s) for c, s in keyword_pairs]}
+    lists = {name: ranking for name, ranking in lists.items() if ranking}
+    fused = rrf_fuse(lists, k=config.rrf_k) if lists else []
+    item = next((f for f in fused if f.id == chunk_id), None)
+    ranks["fused"] = next((i for i, f in enumerate(fused, start=1) if f.id == chunk_id), None)
+    scores["fused"] = item.score if item else None
+    why = WhyNot(chunk, ranks, scores, dict(item.contributions) if item else {}, depth)
+
+    last = result.iterations[-1]
+    excluded = set(exclude_ids)
+    why.checks.append(StepCheck("exclude", chunk_id not in excluded,
+                                "already retrieved (in exclude_ids)" if chunk_id in excluded else "not excluded"))
+    if chunk_id in excluded:
+        return why
+    if last.strategy == "web":
+        why.checks.append(StepCheck("rank", False, "the web route was taken: the index was not searched"))
+        return why
+    failure = _filter_failure(chunk, last.filters)
+    why.checks.append(StepCheck("filter", failure is None, failure or f"passes the last pass's filters {last.filters}"))
+    if failure:
+        return why
+    deep = retriever.search(last.strategy, query, max(depth, last.k), Filters(
+        granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types")), list(excluded),
+        config)
+    rank = next((i for i, h in enumerate(deep, start=1) if h.chunk.id == chunk_id), None)
+    in_top = rank is not None and rank <= last.k
+    where = f"rank {rank}" if rank is not None else f"not in the top {max(depth, last.k)}"
+    why.checks.append(StepCheck("rank", in_top, f"{where} under {last.strategy}; the last pass kept the top {last.k}"))
+    if not in_top:
+        return why
+    below = next((d for d in last.below_min_score if d.chunk_id == chunk_id), None)
+    why.checks.append(StepCheck("threshold", below is None, below.reason if below else "confidence ≥ min_score"))
+    if below:
+        return why
+    dropped = next((d for d in result.dedup.dropped if d.chunk_id == chunk_id), None)
+    why.checks.append(StepCheck("dedup", dropped is None, dropped.reason if dropped else "not a duplicate"))
+    if dropped:
+        return why
+    budget = next((d for d in result.context.dropped if d["chunk_id"] == chunk_id), None)
+    truncated = next((t for t in result.context.truncated if t["chunk_id"] == chunk_id), None)
+    detail = budget["reason"] if budget else (
+        f"included, truncated to {truncated['shown_tokens']} of {truncated['total_tokens']} tokens" if truncated
+        else "included whole")
+    why.checks.append(StepCheck("budget", budget is None, detail))
+    return why
