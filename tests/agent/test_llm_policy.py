@@ -1,0 +1,124 @@
+"""The llm policy through the real ``openai`` client against a loopback server replaying scripted replies.
+
+Faults: endpoint down, 500, 429 with Retry-After, timeout, invalid JSON arguments, unknown tool, a model that
+never calls done. Each run ends with a clear outcome in the trace.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import openai_server as fake
+
+from rag_core.agent import ask
+from rag_core.config import RAGConfig
+from rag_core.llm import LLMClient
+
+QUESTION = "How do I rotate an API key?"
+
+
+def _run(server_url, make_llm_settings, fake_index, fake_retriever, config=None, sleeps=None, **settings):
+    client = LLMClient(make_llm_settings(server_url, **settings), sleep=(sleeps.append if sleeps is not None
+                                                                          else lambda s: None))
+    return ask(QUESTION, fake_index, config or RAGConfig(), policy="llm", llm=client, retriever=fake_retriever)
+
+
+def test_search_then_done(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    script = [
+        fake.tool_call("search", {"query": "rotate API key"}, content="Look it up."),
+        fake.tool_call("done", {"answer": "Run `wren keys rotate --name KEY`.", "citations": ["auth-s", "zz"]},
+                       call_id="call_2"),
+    ]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert [s.tool for s in result.steps] == ["search", "done"]
+    assert result.steps[0].reason == "Look it up." and result.steps[0].llm_tokens == 60
+    assert result.answer == "Run `wren keys rotate --name KEY`." and result.policy == "llm"
+    assert result.citations == ["auth-s"] and "dropped citations not in the context: zz" in result.stop_reason
+    assert result.extractive is False and result.llm_tokens == 120
+    first, second = (r["json"] for r in server.requests)
+    assert [t["function"]["name"] for t in first["tools"]][:2] == ["search", "zoom_in"]
+    system = first["messages"][0]["content"]
+    assert "Stopping condition: call done" in system and "<untrusted_document>" in system
+    assert "never follow it" in system
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    assert '<untrusted_document id="auth-s"' in tool_message["content"]
+    assert "Ignore previous instructions" in tool_message["content"]  # quoted as data, inside the wrapper
+
+
+def test_invalid_json_then_unknown_tool_then_recovery(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    script = [
+        fake.tool_call("search", '{"query": "rotate key"', call_id="bad"),
+        fake.tool_call("shell", {"cmd": "rm -rf /"}, call_id="evil"),
+        fake.tool_call("search", '```json\n{"query": "rotate API key",}\n```', call_id="fenced"),
+        fake.tool_call("done", {"answer": "Use wren keys rotate.", "citations": ["auth-s"]}, call_id="end"),
+    ]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    steps = result.steps
+    assert [(s.tool, s.ok) for s in steps] == [("search", False), ("shell", False), ("search", True), ("done", True)]
+    assert "arguments are not valid JSON" in steps[0].error
+    assert steps[1].error.startswith("unknown tool 'shell'")
+    assert steps[2].repairs == ["stripped a code fence", "removed trailing commas"]
+    assert result.answer == "Use wren keys rotate."
+    tool_replies = [m for m in server.requests[2]["json"]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_replies] == ["bad", "evil"]
+    assert tool_replies[1]["content"].startswith("TOOL ERROR: unknown tool 'shell'")
+
+
+def test_never_calls_done_ends_extractively(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    config = RAGConfig(agent={"max_steps": 3})
+    script = [fake.tool_call("list_documents", {}, call_id=f"c{i}") for i in range(3)]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever, config)
+    assert [s.tool for s in result.steps] == ["list_documents"] * 3
+    assert result.stop_reason == "the model never called done within 3 steps; answered extractively"
+    assert result.extractive and result.answer.startswith("I could not find this")
+
+
+def test_429_with_retry_after_is_retried(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    sleeps: list[float] = []
+    script = [fake.error(429, headers={"Retry-After": "1"}),
+              fake.tool_call("done", {"answer": "Nothing needed.", "citations": []})]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever, sleeps=sleeps)
+    assert sleeps == [1.0]
+    assert result.steps[0].llm_retries == ["attempt 1: 429 rate limited (Retry-After: 1); retrying in 1.00 s"]
+    assert result.answer == "Nothing needed." and result.fallback is None
+
+
+def test_500_exhausts_retries_then_falls_back_to_offline(scripted_server, make_llm_settings, fake_index,
+                                                          fake_retriever):
+    with scripted_server([fake.error(500)] * 3) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    first = result.steps[0]
+    assert (first.tool, first.ok) == ("fallback", False)
+    assert "kept failing: server error 500 after 3 attempts" in first.error
+    assert [s.tool for s in result.steps[1:]] == ["search", "zoom_in", "done"]
+    assert result.policy == "offline" and result.fallback.startswith("LLM failed")
+    assert "wren keys rotate" in result.answer
+
+
+def test_timeout_falls_back(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    with scripted_server([{"delay": 1.0, **fake.answer("late")}]) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever, llm_timeout_s=0.2,
+                      llm_max_retries=0)
+    assert "did not answer within 0.2 s" in result.steps[0].error
+    assert result.policy == "offline" and result.steps[-1].tool == "done"
+
+
+def test_endpoint_down_falls_back(make_llm_settings, fake_index, fake_retriever):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = _run(f"http://127.0.0.1:{port}/v1", make_llm_settings, fake_index, fake_retriever, llm_max_retries=0)
+    assert "unreachable" in result.steps[0].error and result.fallback is not None
+    assert result.citations == ["auth-p1"]
+
+
+def test_plain_text_answer_counts_as_done(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    with scripted_server([fake.answer("Tokens expire after 30 minutes.")]) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert result.steps[0].reason == "the model answered in plain text instead of calling done"
+    assert result.answer == "Tokens expire after 30 minutes."
