@@ -13,7 +13,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass, field
 
 from rag_core.chunking.code import code_units
-from rag_core.chunking.markdown_blocks import ParsedMarkdown, parse_markdown
+from rag_core.chunking.markdown_blocks import ParsedMarkdown, markdown_parser, parse_markdown
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
@@ -29,7 +29,6 @@ LINT_KINDS: tuple[str, ...] = (
 OVERSIZED_KIND = "oversized_atomic"
 _BLANK_BEFORE = re.compile(r"\n[ \t]*\r?\n[ \t]*$")
 _BLANK_AFTER = re.compile(r"[ \t]*\r?\n[ \t]*\r?\n")
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
 @dataclass(slots=True)
@@ -70,8 +69,9 @@ class LintReport:
 class _Spans:
     """Non-overlapping spans sorted by start, with 'which span strictly contains this offset' lookups."""
 
-    def __init__(self, spans: list[tuple[int, int]]):
-        self.spans = sorted(spans)
+    def __init__(self, spans: list[tuple[int, int]], text: str = ""):
+        # Leading indentation is not content: a chunk starting at an indented item's first character is fine.
+        self.spans = sorted((s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in spans)
         self.starts = [s for s, _ in self.spans]
 
     def containing(self, offset: int) -> int | None:
@@ -96,18 +96,18 @@ class _Linter:
         self._sentences: dict[tuple[int, int], list[tuple[int, int]]] = {}
         if doc.doc_type == "code":
             self.parsed: ParsedMarkdown | None = None
-            self.code = _Spans([(u.start, u.end) for u in code_units(doc.text, doc.language)])
+            self.code = _Spans([(u.start, u.end) for u in code_units(doc.text, doc.language)], doc.text)
             self.fences = self.tables_spans = self.items = self.paragraphs = _Spans([])
             self.tables = []
             self.headings: list[tuple[int, int, int]] = []
         else:
             self.parsed = parse_markdown(doc.text)
             self.code = _Spans([])
-            self.fences = _Spans(self.parsed.fences)
+            self.fences = _Spans(self.parsed.fences, doc.text)
             self.tables = sorted(self.parsed.tables, key=lambda t: t.start)
             self.tables_spans = _Spans([(t.start, t.end) for t in self.tables])
-            self.items = _Spans(self.parsed.list_items)
-            self.paragraphs = _Spans(self.parsed.paragraphs)
+            self.items = _Spans(self.parsed.list_items, doc.text)
+            self.paragraphs = _Spans(self.parsed.paragraphs, doc.text)
             self.headings = sorted(self.parsed.headings)
         self.heading_starts = [h[0] for h in self.headings]
 
@@ -186,19 +186,17 @@ class _Linter:
             self.add("heading_not_at_start", chunk, (s, e), f"heading at {s} is inside the chunk, not at its start")
 
     def _section_level(self, chunk: Chunk, a: int) -> int | None:
-        k = bisect_right(self.heading_starts, a) - 1
-        title = chunk.heading_path[-1] if chunk.heading_path else None
-        while k >= 0:
-            s, e, level = self.headings[k]
-            if title is None or title in self.text[s:e]:
-                return level
-            k -= 1
+        """Level of the heading a section chunk (or the section a continued part belongs to) starts with."""
+        start = chunk.metadata.get("section_start", a) if chunk.metadata else a
+        k = bisect_right(self.heading_starts, start) - 1
+        if k >= 0 and self.headings[k][0] >= start - 1:
+            return self.headings[k][2]
         return None
 
     # ---- checks on synthesised chunks -----------------------------------------------------------------
 
     def check_synthesised(self, chunk: Chunk) -> None:
-        if len(_FENCE_LINE.findall(chunk.text)) % 2 and self.fences.overlapping(chunk.start, chunk.end):
+        if self.fences.overlapping(chunk.start, chunk.end) and _has_unclosed_fence(chunk.text):
             self.add("code_fence_cut", chunk, (chunk.start, chunk.end), "synthesised chunk has an unclosed code fence")
         for i, (s, e) in enumerate(self.tables_spans.spans):
             if s < chunk.end and chunk.start < e:
@@ -226,7 +224,19 @@ class _Linter:
                 units += [(s, e) for s, e in table.rows if s < b and a < e]
         for paragraph in self.paragraphs.overlapping(a, b):
             units += [(s, e) for s, e in self.sentences(paragraph) if s < b and a < e]
-        return units
+        # A fence inside a list item is part of that item, not a unit of its own.
+        return [u for u in units if not any(o != u and o[0] <= u[0] and u[1] <= o[1] for o in units)]
+
+
+def _has_unclosed_fence(text: str) -> bool:
+    """True when a code fence in ``text`` runs to the end without its closing line."""
+    for token in markdown_parser().parse(text):
+        if token.type == "fence" and token.map:
+            lines = text.splitlines()[token.map[0] : token.map[1]]
+            closing = lines[-1].strip() if len(lines) > 1 else ""
+            if not (closing.startswith(token.markup) and not closing.strip(token.markup[0])):
+                return True
+    return False
 
 
 def lint(doc: Document, chunks: list[Chunk], max_tokens: int | None = None) -> LintReport:

@@ -9,6 +9,7 @@ the document → table rows with the header repeated → stable ids and links.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -111,7 +112,7 @@ class _Builder:
             units = [Unit(index, s, e, self.text[s:e], t, oversized=t > self.max_tokens) for s, e, t in pieces]
         elif block.kind == "table" and block.items:
             units = self._split_rows(index)
-        elif block.kind == "list" and len(block.items) > 1:
+        elif block.kind == "list" or (block.kind in ("blockquote", "admonition") and len(block.items) > 1):
             units = self._split_items(index)
         else:
             sentences = sentence_spans(self.text, block.start, block.end, block.no_cut)
@@ -209,7 +210,10 @@ class _Builder:
             elif run[0].piece == 0 and run[-1].piece == run[-1].pieces - 1:
                 segments.append((block.start, block.end, self.text[block.start : block.end], True))
             elif block.kind == "fence":
-                segments.append((start, end, self.refence(block, start, end), False))
+                # The re-fenced text carries the fence lines, so the span it stands for reaches them too.
+                outer_start = block.start if run[0].piece == 0 else start
+                outer_end = block.end if run[-1].piece == run[-1].pieces - 1 else end
+                segments.append((outer_start, outer_end, self.refence(block, start, end), False))
             elif block.kind == "table":
                 if run[0].verbatim:  # starts with the verbatim first piece
                     segments.append((block.start, end, self.text[block.start : end], True))
@@ -229,11 +233,12 @@ class _Builder:
             prev_end = end
         return "".join(pieces), verbatim, segments[0][0], segments[-1][1]
 
-    def node(self, granularity: str, units: list[Unit], heading_path: list[str], exact: bool = True) -> Node:
+    def node(self, granularity: str, units: list[Unit], heading_path: list[str]) -> Node:
+        """A chunk over ``units``; its token count is the sum of the units' counts plus one per joining gap
+        (each block is counted once; cl100k merges at most the gap into a neighbour, so the sum never
+        undercounts in practice and keeps re-chunking cheap)."""
         text, verbatim, start, end = self.assemble(units)
-        tokens = count_tokens(text) if exact or len(units) == 1 else (
-            sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
-        )
+        tokens = sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
         by_type: Counter[str] = Counter()
         languages = []
         for u in units:
@@ -295,11 +300,7 @@ class _Builder:
 
         nodes: list[Node] = []
         for units in groups:
-            node = self.node("paragraph", units, self.paths[units[-1].block])
-            if node.tokens > self.max_tokens and len(units) > 1:  # the estimate was off: keep blocks apart
-                nodes.extend(self.node("paragraph", [u], self.paths[u.block]) for u in units)
-            else:
-                nodes.append(node)
+            nodes.append(self.node("paragraph", units, self.paths[units[-1].block]))
         return nodes
 
     def _heading_between(self, units: list[Unit], index: int) -> bool:
@@ -327,7 +328,8 @@ class _Builder:
         span = (paragraphs[0].start, paragraphs[-1].end)
         for i, group in enumerate(groups):
             units = [u for para in group for u in para.units]
-            node = self.node(granularity, units, heading_path, exact=False)
+            node = self.node(granularity, units, heading_path)
+            node.tokens = sum(p.tokens for p in group) + GAP_TOKENS * (len(group) - 1)
             node.children = list(group)
             node.continued = i > 0
             node.oversized = node.tokens > self.max_tokens and len(group) == 1 and group[0].oversized
@@ -342,10 +344,15 @@ class _Builder:
         enclosing: list[list[Node]] = [[] for _ in paragraphs]
         first_block = [p.units[0].block for p in paragraphs]
         headings = [i for i, b in enumerate(self.blocks) if b.kind == "heading"]
+        # End block of each section: the next heading of the same or a higher level (one pass with a stack).
+        section_end = dict.fromkeys(headings, len(self.blocks))
+        open_sections: list[int] = []
         for h in headings:
-            level = self.blocks[h].level
-            end = next((k for k in headings if k > h and self.blocks[k].level <= level), len(self.blocks))
-            members = [i for i, b in enumerate(first_block) if h <= b < end]
+            while open_sections and self.blocks[open_sections[-1]].level >= self.blocks[h].level:
+                section_end[open_sections.pop()] = h
+            open_sections.append(h)
+        for h in headings:
+            members = range(bisect_left(first_block, h), bisect_left(first_block, section_end[h]))
             parts = self.pack("section", [paragraphs[i] for i in members], self.paths[h])
             sections.extend(parts)
             part_of = {id(c): part for part in parts for c in part.children}
