@@ -1,0 +1,151 @@
+"""Documents: upload files or load the samples, index them into the active configuration, list and delete."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from rag_core.documents import add_files
+from rag_core.loaders import sample_paths, supported_types
+from rag_core.types import GRANULARITIES
+from ui import state
+
+MESSAGES_KEY = "documents_messages"
+SEEN_UPLOADS_KEY = "documents_seen_uploads"
+
+
+def md_escape(text: str) -> str:
+    """Escape Markdown (and Streamlit's ``$`` maths) so a file name is shown literally."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
+
+
+@st.cache_data(show_spinner=False, max_entries=5000)
+def chunk_counts(doc_id: str, chunking_json: str) -> dict[str, int]:
+    """Chunks per granularity of a stored document that the active index does not hold (yet)."""
+    from rag_core.chunking import chunk_document
+    from rag_core.config import ChunkingConfig
+
+    doc = state.document_store().get(doc_id)
+    if doc is None:
+        return {}
+    counts = dict.fromkeys(GRANULARITIES, 0)
+    for chunk in chunk_document(doc, ChunkingConfig.model_validate_json(chunking_json), "all"):
+        counts[chunk.granularity] += 1
+    return counts
+
+
+def index_documents(docs) -> None:
+    """Index ``docs`` into the active index with a progress bar; messages go to the session's message list."""
+    if not docs:
+        return
+    bar = st.progress(0.0, text=f"Indexing {len(docs)} document(s)…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"Embedding chunks: {done}/{total}")
+
+    report = state.guarded(lambda: state.active_index().ingest(docs, progress=progress), "Indexing")
+    bar.empty()
+    messages = st.session_state.setdefault(MESSAGES_KEY, [])
+    if report is None:
+        messages.append(("warning", "The documents are stored but not indexed; retry with “Index all”."))
+        return
+    for name, error in report.errors.items():
+        messages.append(("error", f"{md_escape(name)}: not indexed — {md_escape(error)}"))
+    new = len(report.added) + len(report.replaced)
+    if new:
+        total = sum(report.chunks.values())
+        messages.append(("success", f"Indexed {new} document(s): {total} chunks in {report.seconds:.1f} s."))
+
+
+def load_and_index(items, what: str) -> None:
+    """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded."""
+    bar = st.progress(0.0, text=f"Loading {what}…")
+    max_bytes = state.settings().max_upload_mb * 1024 * 1024
+    report = add_files(state.document_store(), items, max_bytes=max_bytes,
+                       progress=lambda done, total, name: bar.progress(done / total, text=f"Loaded {done}/{total}"))
+    bar.empty()
+    messages = [("error", md_escape(message)) for _, message in report.errors]
+    if report.added:
+        messages.append(("success", f"Added {len(report.added)} document(s)."))
+    if report.existing:
+        names = ", ".join(md_escape(d.name) for d in report.existing)
+        messages.append(("info", f"Already stored (recognised, not duplicated): {names}."))
+    st.session_state[MESSAGES_KEY] = messages
+    index_documents(report.documents)
+
+
+st.title("📄 Documents")
+settings, store, config = state.settings(), state.document_store(), state.active_config()
+prefill = state.take_prefill("documents")
+
+upload_col, sample_col = st.columns([3, 1])
+with upload_col:
+    uploads = st.file_uploader(
+        f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each)",
+        accept_multiple_files=True, type=None, key="documents_uploader",
+        help="Supported extensions: " + ", ".join(supported_types()),
+    )
+with sample_col:
+    st.write("")
+    load_samples = st.button("Load sample documents", type="primary", width="stretch",
+                             help="The shipped Wrenfall product docs: Markdown guides, CSV tables and Python code.")
+
+seen = st.session_state.setdefault(SEEN_UPLOADS_KEY, set())
+new_uploads = [f for f in uploads or [] if f.file_id not in seen]
+if new_uploads:
+    seen.update(f.file_id for f in new_uploads)
+    load_and_index([(f.name, f.getvalue()) for f in new_uploads], f"{len(new_uploads)} uploaded file(s)")
+if load_samples or prefill.get("load_samples"):
+    paths = sample_paths()
+    if paths:
+        load_and_index(paths, "the sample documents")
+    else:
+        st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
+
+for kind, message in st.session_state.get(MESSAGES_KEY, []):
+    getattr(st, kind)(message)
+
+docs = store.list()
+index = state.guarded(state.active_index, "Opening the index")
+indexed = {}
+if index is not None:
+    indexed = {row["doc_id"]: row for row in (state.guarded(index.documents, "Reading the index") or [])}
+st.subheader(f"{len(docs)} document(s) · collection `{config.collection_name()}`")
+if not docs:
+    st.info("No documents yet: upload files above or click **Load sample documents**.")
+    st.stop()
+
+rows = []
+for doc in docs:
+    entry = indexed.get(doc.id)
+    counts = entry.get("chunks", {}) if entry else chunk_counts(doc.id, config.chunking.model_dump_json())
+    rows.append({
+        "name": doc.name, "type": doc.doc_type + (f" ({doc.language})" if doc.language else ""),
+        "size (KB)": round(doc.size / 1024, 1),
+        **{g: counts.get(g, 0) for g in GRANULARITIES},
+        "index": "indexed" if entry else ("index unavailable" if index is None else "not indexed"),
+        "notes": "; ".join(doc.metadata.get("warnings", [])), "added": doc.created, "id": doc.id,
+    })
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+st.caption("Chunk counts per granularity come from the active index when a document is indexed, "
+           "otherwise from the chunker with the active configuration's settings.")
+
+unindexed = [doc for doc in docs if doc.id not in indexed]
+if index is not None and unindexed and st.button(f"Index all ({len(unindexed)} not yet in this collection)"):
+    st.session_state[MESSAGES_KEY] = []
+    index_documents(unindexed)
+    st.rerun()
+
+with st.form("delete_documents"):
+    labels = {doc.id: f"{doc.name} · {doc.id}" for doc in docs}
+    chosen = st.multiselect("Delete documents", options=list(labels), format_func=labels.get,
+                            placeholder="Pick documents to remove from the store and the active index")
+    if st.form_submit_button("Delete selected") and chosen:
+        for doc_id in chosen:
+            if index is not None:
+                state.guarded(lambda doc_id=doc_id: index.remove_document(doc_id), "Removing from the index")
+            store.delete(doc_id)
+        st.session_state[MESSAGES_KEY] = [("success", f"Deleted {len(chosen)} document(s).")]
+        st.rerun()

@@ -1,0 +1,118 @@
+"""AppTest of the Documents page: empty state, load samples (button and guided-demo prefill), list and delete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
+from rag_core.documents import DocumentStore
+from rag_core.loaders import load_bytes, sample_paths
+from rag_core.services import open_index
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
+HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    # Cached resources (settings, stores) would otherwise keep the first test's data directory.
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def _app(**session) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_config"] = HASH_CONFIG
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at
+
+
+def _table(at: AppTest):
+    assert len(at.dataframe) == 1
+    return at.dataframe[0].value
+
+
+def test_empty_store_says_how_to_start(data_dir):
+    at = _app()
+    at.run()
+    assert not at.exception
+    assert "No documents yet" in at.info[0].value
+    assert [b.label for b in at.button] == ["Load sample documents"]
+
+
+def test_load_samples_button_stores_and_indexes_everything(data_dir):
+    at = _app()
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception
+    n_samples = len(sample_paths())
+    table = _table(at)
+    assert len(table) == n_samples
+    assert set(table["index"]) == {"indexed"}
+    assert (table["paragraph"] > 0).all() and (table["document"] >= 1).all()
+    assert [s.value for s in at.success] == [f"Added {n_samples} document(s).", at.success[1].value]
+    assert at.success[1].value.startswith(f"Indexed {n_samples} document(s): ")
+    assert len(DocumentStore(data_dir).list()) == n_samples
+    index = open_index(HASH_CONFIG, get_settings())
+    assert len(index.documents()) == n_samples
+
+    at.button[0].click().run()  # the same files again are recognised, not duplicated
+    assert not at.exception
+    assert len(_table(at)) == n_samples
+    assert at.info[0].value.startswith("Already stored (recognised, not duplicated): ")
+    assert not at.error
+
+
+def test_guided_demo_prefill_loads_samples_without_a_click(data_dir):
+    at = _app(prefill={"page": "documents", "load_samples": True})
+    at.run()
+    assert not at.exception
+    assert len(_table(at)) == len(sample_paths())
+    assert "prefill" not in at.session_state
+
+
+def test_list_shows_unindexed_documents_with_chunk_counts_and_index_all(data_dir):
+    store = DocumentStore(data_dir)
+    store.add(load_bytes("guide.md", b"# Guide\n\nIntro.\n\n## Setup\n\nRun it.\n"))
+    store.add(load_bytes("plans.csv", b"plan,price\nfree,0\npro,20\n"))
+    at = _app()
+    at.run()
+    assert not at.exception
+    table = _table(at)
+    assert list(table["name"]) == ["guide.md", "plans.csv"]
+    assert list(table["index"]) == ["not indexed", "not indexed"]
+    assert list(table["type"]) == ["markdown", "csv"]
+    assert list(table["document"]) == [1, 1]
+    assert list(table["row"]) == [0, 2]
+    index_all = [b for b in at.button if b.label.startswith("Index all")]
+    assert index_all[0].label == "Index all (2 not yet in this collection)"
+    index_all[0].click().run()
+    assert not at.exception
+    assert list(_table(at)["index"]) == ["indexed", "indexed"]
+    assert not [b for b in at.button if b.label.startswith("Index all")]
+
+
+def test_delete_removes_from_store_and_active_index(data_dir):
+    store = DocumentStore(data_dir)
+    keep, _ = store.add(load_bytes("keep.md", b"# Keep\n\nThis stays.\n"))
+    gone, _ = store.add(load_bytes("gone.md", b"# Gone\n\nThis goes.\n"))
+    index = open_index(HASH_CONFIG, get_settings())
+    index.ingest([keep, gone])
+    at = _app()
+    at.run()
+    assert list(_table(at)["index"]) == ["indexed", "indexed"]
+    at.multiselect[0].select(gone.id)
+    at.button(key="FormSubmitter:delete_documents-Delete selected").click().run()
+    assert not at.exception
+    assert [d.id for d in DocumentStore(data_dir).list()] == [keep.id]
+    assert [row["doc_id"] for row in open_index(HASH_CONFIG, get_settings()).documents()] == [keep.id]
+    assert list(_table(at)["name"]) == ["keep.md"]
+    assert at.success[0].value == "Deleted 1 document(s)."
