@@ -9,6 +9,7 @@ open deletes the orphaned vectors. Readers take no lock: they use an immutable s
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -36,6 +37,8 @@ from rag_core.stores.vector import (
     make_client,
 )
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 Chunker = Callable[[Document, ChunkingConfig, str], list[Chunk]]
@@ -101,6 +104,7 @@ class IngestReport:
     embedded: int = 0
     removed_chunks: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -124,6 +128,17 @@ class _Snapshot:
     @property
     def generation(self) -> int:
         return int(self.manifest.get("generation", 0))
+
+
+def _first_by_id(chunks: list[Chunk]) -> list[Chunk]:
+    """``chunks`` without later repeats of an id (ids are the store keys, so a repeat cannot be stored twice)."""
+    seen: set[str] = set()
+    unique = []
+    for chunk in chunks:
+        if chunk.id not in seen:
+            seen.add(chunk.id)
+            unique.append(chunk)
+    return unique
 
 
 def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
@@ -258,9 +273,17 @@ class Index:
                 report.unchanged.append(doc.id)
                 continue
             try:
-                entries.append((doc, self._chunk(doc)))
+                chunks = self._chunk(doc)
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)
+                continue
+            unique = _first_by_id(chunks)
+            if len(unique) != len(chunks):
+                repeats = len(chunks) - len(unique)
+                message = f"{doc.name}: {repeats} duplicate chunk id(s) from the chunker; kept the first"
+                log.warning(message)
+                report.warnings.append(message)
+            entries.append((doc, unique))
         self._write(entries, [], progress, report, replace_same_name)
         report.seconds = time.perf_counter() - started
         return report
@@ -351,14 +374,19 @@ class Index:
         names = {doc.id: doc.name for doc, _ in entries}
         updated = _now()
         total = len(new_chunks)
-        if progress is not None:
-            progress(0, total)
+        last = [-1]
+
+        def report_progress(done: int) -> None:
+            if progress is not None and done != last[0]:  # the embedder and we may both report the same count
+                last[0] = done
+                progress(done, total)
+
+        report_progress(0)
         for start in range(0, total, WRITE_BATCH):
             batch = new_chunks[start : start + WRITE_BATCH]
 
             def batch_progress(done: int, _total: int, offset: int = start) -> None:
-                if progress is not None:
-                    progress(min(total, offset + done), total)
+                report_progress(min(total, offset + done))
 
             vectors = self.embedder.embed_documents([c.text for c in batch], batch_progress)
             vectors = np.asarray(vectors, dtype=np.float32)
@@ -368,8 +396,7 @@ class Index:
             self._store.upsert([c.id for c in batch], vectors,
                                [chunk_metadata(c, names[c.doc_id], updated) for c in batch])
             report.embedded += len(batch)
-            if progress is not None:
-                progress(min(total, start + len(batch)), total)
+            report_progress(min(total, start + len(batch)))
         for chunk in new_chunks:
             report.chunks[chunk.granularity] = report.chunks.get(chunk.granularity, 0) + 1
 

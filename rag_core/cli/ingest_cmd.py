@@ -1,0 +1,165 @@
+"""``python -m rag_core ingest PATH... --collection NAME``: load files, store them, index them in one atomic commit."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+EMBEDDERS = ("minilm", "hash", "openai")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("ingest", help="load files or folders and index them into a collection")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")
+    parser.add_argument("--collection", required=True, help="index (Chroma collection) name, created when missing")
+    parser.add_argument("--embedder", choices=EMBEDDERS,
+                        help="embedder (default: the collection's own, or minilm for a new collection)")
+    parser.add_argument("--max-tokens", type=int, help="chunk max tokens (default: the collection's own, or 512)")
+    parser.add_argument("--force", action="store_true", help="re-index documents that are already indexed")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text lines")
+    parser.set_defaults(func=run)
+
+
+def _fallback_load(path: Path):
+    """UTF-8 Markdown/text loading, used only when ``rag_core.loaders`` is not importable."""
+    from rag_core.errors import LoadError
+    from rag_core.types import Document
+
+    if path.suffix.lower() not in {".md", ".markdown", ".txt"}:
+        raise LoadError(f"{path.name}: only .md and .txt can be read without rag_core.loaders")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LoadError(f"{path.name}: not UTF-8 text") from e
+    if not text.strip():
+        raise LoadError(f"{path.name}: the file is empty")
+    doc_id = hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest()[:16]
+    doc_type = "markdown" if path.suffix.lower() != ".txt" else "text"
+    return Document(doc_id, path.name, doc_type, len(data), datetime.now(UTC).isoformat(timespec="seconds"), text)
+
+
+def _loaders():
+    try:
+        from rag_core.loaders import iter_paths, load_path
+
+        return iter_paths, load_path
+    except ImportError:
+        def iter_fallback(paths):
+            found = []
+            for raw in paths:
+                path = Path(raw)
+                found.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+            return found
+
+        return iter_fallback, _fallback_load
+
+
+def _embedder_name(manifest: dict | None, requested: str | None) -> str:
+    if requested:
+        return requested
+    if manifest is None:
+        return "minilm"
+    embedder_id = str(manifest.get("embedder_id", ""))
+    return "hash" if embedder_id.startswith("hash") else "minilm" if embedder_id.startswith("minilm") else "openai"
+
+
+def _chunking(max_tokens: int | None):
+    from rag_core.config import ChunkingConfig
+
+    if max_tokens is None:
+        return None
+    if max_tokens < 32:
+        raise ValueError(f"--max-tokens must be at least 32 (got {max_tokens})")
+    return ChunkingConfig(max_tokens=max_tokens, overlap=min(32, max_tokens // 4))
+
+
+def _stderr_progress(done: int, total: int) -> None:
+    step = max(1, total // 10)
+    if total and (done == total or done % step == 0):
+        print(f"  embedded {done}/{total} chunks", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rag_core.cli import print_json
+    from rag_core.config import get_settings
+    from rag_core.errors import RagError
+    from rag_core.index import Index
+    from rag_core.services import embedding_cache_dir
+    from rag_core.stores.sidestore import SideStore
+    from rag_core.stores.vector import check_collection_name
+
+    started = time.perf_counter()
+    settings = get_settings()
+    check_collection_name(args.collection)
+    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
+    from rag_core.embeddings import get_embedder
+
+    embedder = get_embedder(_embedder_name(manifest, args.embedder), settings, cache_dir=embedding_cache_dir(settings))
+    index = Index.open(args.collection, settings, embedder, _chunking(args.max_tokens))
+
+    iter_paths, load_path = _loaders()
+    files: list[dict] = []
+    docs = []
+    try:
+        from rag_core.documents import DocumentStore
+
+        store = DocumentStore(settings.data_dir)
+    except ImportError:
+        store = None
+    for path in iter_paths(args.paths):
+        row = {"path": str(path), "status": "error", "doc_id": None, "chunks": {}, "error": None}
+        files.append(row)
+        try:
+            doc = load_path(path)
+            if store is not None:
+                doc, _ = store.add(doc)
+        except (RagError, ValueError, OSError) as e:
+            row["error"] = str(e)
+            if not args.json:
+                print(f"error    {path}: {e}", flush=True)
+            continue
+        row["doc_id"] = doc.id
+        docs.append(doc)
+
+    report = index.ingest(docs, progress=None if args.json else _stderr_progress, force=args.force)
+    by_id = {entry["doc_id"]: entry for entry in index.documents()}
+    names_failed = report.errors
+    for row in files:
+        if row["doc_id"] is None:
+            continue
+        entry = by_id.get(row["doc_id"])
+        name = Path(row["path"]).name
+        if row["doc_id"] in report.unchanged:
+            row["status"] = "unchanged"
+        elif entry is not None:
+            row["status"] = "indexed"
+        else:
+            row["error"] = names_failed.get(name) or names_failed.get(row["path"]) or "not indexed"
+        row["chunks"] = (entry or {}).get("chunks", {})
+        if not args.json:
+            if row["status"] == "error":
+                print(f"error    {row['path']}: {row['error']}", flush=True)
+            else:
+                counts = ", ".join(f"{n} {g}" for g, n in row["chunks"].items())
+                print(f"{row['status']:<9}{row['path']}  ({counts})", flush=True)
+
+    seconds = time.perf_counter() - started
+    errors = sum(1 for row in files if row["status"] == "error")
+    totals = {
+        "files": len(files), "indexed": sum(1 for r in files if r["status"] == "indexed"),
+        "unchanged": len(report.unchanged), "errors": errors, "chunks": report.chunks,
+        "chunks_in_collection": index.count(), "seconds": round(seconds, 2),
+        "chunks_per_s": round(sum(report.chunks.values()) / seconds, 1) if seconds else 0.0,
+    }
+    if args.json:
+        print_json({"collection": args.collection, "embedder": embedder.id, "files": files, "totals": totals})
+    else:
+        chunks = ", ".join(f"{n} {g}" for g, n in report.chunks.items()) or "no new chunks"
+        print(f"{args.collection}: {totals['indexed']} indexed, {totals['unchanged']} unchanged, {errors} failed; "
+              f"{chunks}; {totals['seconds']} s ({totals['chunks_per_s']} chunks/s)")
+    return 1 if errors else 0

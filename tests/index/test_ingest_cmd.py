@@ -1,0 +1,51 @@
+"""`python -m rag_core ingest`: per-file status, errors that do not stop the others, totals, JSON."""
+
+from __future__ import annotations
+
+import json
+
+from rag_core.cli import main
+
+
+def run_json(capsys, *argv):
+    code = main(["ingest", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_ingest_reports_each_file_and_keeps_going(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nAlpha widgets spin clockwise.\n")
+    (folder / "b.txt").write_text("Beta gadgets are blue.\n")
+    (folder / "empty.md").write_text("")
+    code, out = run_json(capsys, str(folder), "--collection", "cli-test", "--embedder", "hash")
+    assert code == 1
+    status = {row["path"].rsplit("/", 1)[-1]: row["status"] for row in out["files"]}
+    assert status == {"a.md": "indexed", "b.txt": "indexed", "empty.md": "error"}
+    errors = [row["error"] for row in out["files"] if row["status"] == "error"]
+    assert len(errors) == 1 and "empty" in errors[0]
+    assert out["embedder"] == "hash-384"
+    assert out["totals"]["indexed"] == 2 and out["totals"]["errors"] == 1
+    assert out["totals"]["chunks"]["document"] == 2
+    assert out["totals"]["chunks_per_s"] > 0
+
+    # Second run: the collection's embedder is reused without --embedder, nothing is re-indexed.
+    code, again = run_json(capsys, str(folder / "a.md"), "--collection", "cli-test")
+    assert code == 0
+    assert [row["status"] for row in again["files"]] == ["unchanged"]
+    assert again["embedder"] == "hash-384" and again["totals"]["chunks"] == {}
+
+
+def test_ingest_text_mode_and_bad_arguments(tmp_path, capsys):
+    doc = tmp_path / "guide.md"
+    doc.write_text("# Guide\n\nRotate the key every 90 days.\n")
+    assert main(["ingest", str(doc), "--collection", "cli-text", "--embedder", "hash"]) == 0
+    out = capsys.readouterr().out
+    assert f"indexed  {doc}" in out
+    assert "cli-text: 1 indexed, 0 unchanged, 0 failed" in out
+    assert main(["ingest", str(doc), "--collection", "../bad", "--embedder", "hash"]) == 2
+    assert "invalid collection name" in capsys.readouterr().err
+    assert main(["ingest", str(doc), "--collection", "cli-text", "--max-tokens", "128"]) == 2
+    assert "each chunking configuration has its own collection" in capsys.readouterr().err
+    assert main(["ingest", str(tmp_path / "missing.md"), "--collection", "cli-text"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
