@@ -130,6 +130,7 @@ class AgentResult:
     elapsed_ms: float = 0.0
     dedup_saved_tokens: int = 0
     dedup_saving_pct: float = 0.0
+    dedup_offered_tokens: int = 0
     fallback: str | None = None
 
     @property
@@ -158,6 +159,7 @@ class AgentResult:
             "elapsed_ms": round(self.elapsed_ms, 2),
             "dedup_saved_tokens": self.dedup_saved_tokens,
             "dedup_saving_pct": round(self.dedup_saving_pct, 2),
+            "dedup_offered_tokens": self.dedup_offered_tokens,
         }
 
     def to_json(self) -> str:
@@ -304,7 +306,8 @@ def run_agent(
         question=question, answer=answer, citations=citations, steps=run.steps, context=formatted.to_dict(),
         context_hits=list(context.hits), stop_reason=stop_reason, policy=policy.name, extractive=extractive,
         llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
-        dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(), fallback=fallback,
+        dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(),
+        dedup_offered_tokens=context.offered_tokens, fallback=fallback,
     )
 
 

@@ -1,0 +1,76 @@
+"""``python -m rag_core ask "QUESTION" --collection NAME``: run the agent; print its steps, answer and context."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+POLICIES = ("offline", "llm")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("ask", help="ask the agent a question over a collection (steps traced)")
+    parser.add_argument("question", help="the question")
+    parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
+    parser.add_argument("--policy", choices=POLICIES, default="offline",
+                        help="offline (deterministic, no network; default) or llm (needs RAG_LLM_* settings)")
+    parser.add_argument("--max-steps", type=int, default=6, help="most tool calls before answering (default 6)")
+    parser.add_argument("--max-retrievals", type=int, default=4, help="most searches (default 4)")
+    parser.add_argument("--budget", type=int, default=3000, help="context token budget (default 3000)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (steps, answer, citations, context)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from rag_core.agent import ask
+    from rag_core.cli import print_json
+    from rag_core.cli.search_cmd import embedder_for_collection
+    from rag_core.config import RAGConfig, get_settings
+    from rag_core.embeddings import get_embedder
+    from rag_core.errors import IndexError_
+    from rag_core.index import Index
+    from rag_core.llm import LLMClient
+    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.services import embedding_cache_dir
+    from rag_core.stores.sidestore import SideStore
+    from rag_core.stores.vector import check_collection_name
+
+    try:
+        config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
+                                  "max_retrievals": args.max_retrievals, "context_budget": args.budget})
+    except ValidationError as e:
+        problem = e.errors()[0]
+        field = {"max_steps": "--max-steps", "max_retrievals": "--max-retrievals", "context_budget": "--budget"}.get(
+            str(problem["loc"][-1]), str(problem["loc"][-1]))
+        raise ValueError(f"{field}: {problem['msg']}") from e
+    settings = get_settings()
+    check_collection_name(args.collection)
+    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
+    if manifest is None:
+        raise IndexError_(f"no collection {args.collection!r} in {settings.data_dir}; "
+                          f"create it with: python -m rag_core ingest PATH --collection {args.collection}")
+    name, dim = embedder_for_collection(manifest, None)
+    embedder = get_embedder(name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
+    index = Index.open(args.collection, settings, embedder)
+    llm = LLMClient(settings) if args.policy == "llm" else None  # raises a clear LLMError when not configured
+    retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
+    result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
+    if args.json:
+        print_json({"collection": args.collection, **result.to_dict()})
+        return 0
+    for step in result.steps:
+        status = "ok" if step.ok else f"error: {step.error}"
+        detail = f" route={step.route} k={step.k} confidence={step.confidence}" if step.tool == "search" else ""
+        print(f"step {step.step}: {step.tool} {step.args if step.tool != 'done' else ''}{detail} — {status}")
+        print(f"    why: {step.reason}")
+        print(f"    context {step.context_tokens_in} → {step.context_tokens_out} tokens; {step.elapsed_ms:.0f} ms")
+    print()
+    print(result.answer)
+    print()
+    print("citations:", ", ".join(result.citations) or "(none)")
+    print(f"stop: {result.stop_reason}")
+    print()
+    print(result.context_text)
+    return 0
