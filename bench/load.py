@@ -1,0 +1,214 @@
+"""Bounded load test on loopback: N client threads issuing hybrid searches against a Chroma server (and embedded).
+
+``python -m bench.load [--docs 2000] [--queries 1000] [--clients 1,4,8] [--embedder hash|minilm]``.
+A ``chroma run`` server is started on a free loopback port; SciFact abstracts (one chunk each) are indexed
+into it and, for comparison in the same run, into embedded Chroma. Each query is one hybrid search as the
+Retrieval Lab runs it: query embedding + Chroma vector top-k + BM25 top-k + RRF fusion. Reported: QPS,
+latency p50/p95/p99 and resident memory (client process, and the server's process group) before and after
+each run of ``--queries`` queries. Also: BM25 rebuild time for ``--bm25-chunks`` chunks (bm25s has no
+incremental add). Writes ``bench/results/load.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SCIFACT = REPO / ".." / "shared" / "datasets" / "scifact"
+RESULTS = REPO / "bench" / "results" / "load.md"
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of a process in MB (from /proc)."""
+    path = f"/proc/{pid or 'self'}/status"
+    with open(path) as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def group_rss_mb(pgid: int) -> float:
+    """Resident memory of every process in process group ``pgid`` (the server and anything it spawned)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                total += rss_mb(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def load_scifact(n_docs: int):
+    """The first ``n_docs`` SciFact abstracts as (Document, Chunk) pairs, and the test queries."""
+    from rag_core.tokens import count_tokens
+    from rag_core.types import Chunk, Document
+
+    docs, chunks = [], []
+    with open(SCIFACT / "corpus.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            if len(docs) >= n_docs:
+                break
+            row = json.loads(line)
+            text = f"{row.get('title', '')}\n{row['text']}".strip()
+            doc = Document(f"sf{row['_id']}", f"scifact-{row['_id']}", "text", len(text), "", text)
+            docs.append(doc)
+            chunks.append(Chunk(f"sf{row['_id']}-0", doc.id, "paragraph", "prose", text, 0, len(text),
+                                count_tokens(text), heading_path=[row.get("title", "")[:80]]))
+    with open(SCIFACT / "queries.jsonl", encoding="utf-8") as handle:
+        queries = [json.loads(line)["text"] for line in handle]
+    return docs, chunks, queries
+
+
+def hybrid_search(index, query: str, k: int, filters) -> list:
+    from rag_core.retrieval.fusion import rrf_fuse
+
+    vector = [(c.id, s) for c, s in index.vector_search(query, k, filters)]
+    keyword = [(c.id, s) for c, s in index.keyword_search(query, k, filters)]
+    return rrf_fuse({"vector": vector, "keyword": keyword}, k=60)[:k]
+
+
+def run_load(index, queries: list[str], total: int, clients: int, k: int, server_pgid: int | None) -> dict:
+    from rag_core.index import Filters
+
+    filters = Filters(granularity=["paragraph"])
+    for query in queries[:20]:  # warm-up: caches, connections, lazy imports
+        hybrid_search(index, query, k, filters)
+    before = rss_mb(), group_rss_mb(server_pgid) if server_pgid else 0.0
+    latencies = np.zeros(total, dtype=np.float64)
+    counter = iter(range(total))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                position = next(counter, None)
+            if position is None:
+                return
+            started = time.perf_counter()
+            hybrid_search(index, queries[position % len(queries)], k, filters)
+            latencies[position] = (time.perf_counter() - started) * 1000
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        for future in [pool.submit(worker) for _ in range(clients)]:
+            future.result()
+    wall = time.perf_counter() - started
+    after = rss_mb(), group_rss_mb(server_pgid) if server_pgid else 0.0
+    return {
+        "clients": clients, "queries": total, "qps": total / wall,
+        "p50": float(np.percentile(latencies, 50)), "p95": float(np.percentile(latencies, 95)),
+        "p99": float(np.percentile(latencies, 99)),
+        "client_rss": before[0], "client_rss_after": after[0], "server_rss": before[1], "server_rss_after": after[1],
+    }
+
+
+def build_index(name: str, settings, embedder, docs, chunks) -> tuple[object, float]:
+    from rag_core.index import Index
+
+    index = Index.open(name, settings, embedder, None)
+    started = time.perf_counter()
+    index.add_chunks(docs, chunks)
+    return index, len(chunks) / (time.perf_counter() - started)
+
+
+def bm25_rebuild_seconds(chunks, target: int) -> float:
+    """Seconds to build the keyword index over ``target`` chunks (the SciFact abstracts cut into sentences)."""
+    import re
+
+    from rag_core.stores.keyword import KeywordIndex
+    from rag_core.types import Chunk
+
+    sentences = [s for c in chunks for s in re.split(r"(?<=[.!?])\s+", c.text) if len(s) > 20]
+    if not sentences:
+        return float("nan")
+    many = {}
+    for position in range(target):
+        text = sentences[position % len(sentences)]
+        many[f"s{position}"] = Chunk(f"s{position}", f"d{position // 10}", "paragraph", "prose", text, 0, len(text), 0)
+    started = time.perf_counter()
+    KeywordIndex.build(many)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=2000, help="SciFact abstracts to index (default 2000)")
+    parser.add_argument("--queries", type=int, default=1000, help="queries per run (default 1000)")
+    parser.add_argument("--clients", default="1,4,8", help="comma-separated client thread counts (default 1,4,8)")
+    parser.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--bm25-chunks", type=int, default=100_000, help="chunks for the BM25 rebuild timing")
+    args = parser.parse_args(argv)
+    clients = [int(c) for c in args.clients.split(",") if c.strip()]
+    if not (SCIFACT / "corpus.jsonl").exists():
+        print(f"SciFact not found at {SCIFACT}; nothing to measure")
+        return 1
+
+    from rag_core.chroma_server import ChromaServer
+    from rag_core.config import Settings
+    from rag_core.embeddings import get_embedder
+
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    docs, chunks, queries = load_scifact(args.docs)
+    rows, ingest = [], {}
+    with tempfile.TemporaryDirectory(prefix="rag-load-") as tmp:
+        embedder = get_embedder(args.embedder, Settings(data_dir=Path(tmp) / "x"), cache_dir=Path(tmp) / "cache")
+        with ChromaServer(Path(tmp) / "server-db") as server:
+            settings = Settings(data_dir=Path(tmp) / "server", chroma_host=server.host, chroma_port=server.port)
+            index, ingest["server"] = build_index("load-server", settings, embedder, docs, chunks)
+            for n in clients:
+                rows.append({"mode": "server", **run_load(index, queries, args.queries, n, args.k, server.process.pid)})
+                print(rows[-1], flush=True)
+        embedded = Settings(data_dir=Path(tmp) / "embedded")
+        index, ingest["embedded"] = build_index("load-embedded", embedded, embedder, docs, chunks)
+        for n in clients:
+            rows.append({"mode": "embedded", **run_load(index, queries, args.queries, n, args.k, None)})
+            print(rows[-1], flush=True)
+    bm25_s = bm25_rebuild_seconds(chunks, args.bm25_chunks)
+
+    qps = {(r["mode"], r["clients"]): r["qps"] for r in rows}
+    lines = [
+        f"Hybrid search load test · {len(docs)} SciFact abstracts · embedder {embedder.id} · k={args.k} · "
+        f"{args.queries} queries per run · {os.cpu_count()} CPU cores (shared)",
+        "",
+        "| mode | clients | QPS | p50 ms | p95 ms | p99 ms | client RSS MB before → after | "
+        "server RSS MB before → after | QPS vs embedded |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |",
+    ]
+    for r in rows:
+        server_mem = f"{r['server_rss']:.0f} → {r['server_rss_after']:.0f}" if r["mode"] == "server" else "—"
+        ratio = r["qps"] / qps[("embedded", r["clients"])] if ("embedded", r["clients"]) in qps else float("nan")
+        lines.append(
+            f"| {r['mode']} | {r['clients']} | {r['qps']:.0f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['p99']:.1f} "
+            f"| {r['client_rss']:.0f} → {r['client_rss_after']:.0f} | {server_mem} | {ratio:.2f}× |"
+        )
+    lines += [
+        "",
+        f"Ingest (add_chunks, embedding included): server {ingest['server']:.0f} chunks/s, "
+        f"embedded {ingest['embedded']:.0f} chunks/s.",
+        f"BM25 rebuild (bm25s, stemmed, stop words) over {args.bm25_chunks:,} sentence chunks: {bm25_s:.1f} s.",
+    ]
+    table = "\n".join(lines)
+    print(table)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(table + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
