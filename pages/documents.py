@@ -36,18 +36,21 @@ def chunk_counts(doc_id: str, chunking_json: str) -> dict[str, int]:
     return counts
 
 
-def index_documents(docs) -> None:
-    """Index ``docs`` into the active index with a progress bar; messages go to the session's message list."""
+def index_documents(index, docs) -> None:
+    """Index ``docs`` into ``index`` with a progress bar; messages go to the session's message list."""
+    messages = st.session_state.setdefault(MESSAGES_KEY, [])
     if not docs:
+        return
+    if index is None:
+        messages.append(("warning", "The documents are stored but not indexed: the index is unavailable (see above)."))
         return
     bar = st.progress(0.0, text=f"Indexing {len(docs)} document(s)…")
 
     def progress(done: int, total: int) -> None:
         bar.progress(min(done / total, 1.0) if total else 1.0, text=f"Embedding chunks: {done}/{total}")
 
-    report = state.guarded(lambda: state.active_index().ingest(docs, progress=progress), "Indexing")
+    report = state.guarded(lambda: index.ingest(docs, progress=progress), "Indexing")
     bar.empty()
-    messages = st.session_state.setdefault(MESSAGES_KEY, [])
     if report is None:
         messages.append(("warning", "The documents are stored but not indexed; retry with “Index all”."))
         return
@@ -59,7 +62,7 @@ def index_documents(docs) -> None:
         messages.append(("success", f"Indexed {new} document(s): {total} chunks in {report.seconds:.1f} s."))
 
 
-def load_and_index(items, what: str) -> None:
+def load_and_index(index, items, what: str) -> None:
     """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded."""
     bar = st.progress(0.0, text=f"Loading {what}…")
     max_bytes = state.settings().max_upload_mb * 1024 * 1024
@@ -73,12 +76,13 @@ def load_and_index(items, what: str) -> None:
         names = ", ".join(md_escape(d.name) for d in report.existing)
         messages.append(("info", f"Already stored (recognised, not duplicated): {names}."))
     st.session_state[MESSAGES_KEY] = messages
-    index_documents(report.documents)
+    index_documents(index, report.documents)
 
 
 st.title("📄 Documents")
 settings, store, config = state.settings(), state.document_store(), state.active_config()
 prefill = state.take_prefill("documents")
+index = state.guarded(state.active_index, "Opening the index")
 
 upload_col, sample_col = st.columns([3, 1])
 with upload_col:
@@ -96,11 +100,11 @@ seen = st.session_state.setdefault(SEEN_UPLOADS_KEY, set())
 new_uploads = [f for f in uploads or [] if f.file_id not in seen]
 if new_uploads:
     seen.update(f.file_id for f in new_uploads)
-    load_and_index([(f.name, f.getvalue()) for f in new_uploads], f"{len(new_uploads)} uploaded file(s)")
+    load_and_index(index, [(f.name, f.getvalue()) for f in new_uploads], f"{len(new_uploads)} uploaded file(s)")
 if load_samples or prefill.get("load_samples"):
     paths = sample_paths()
     if paths:
-        load_and_index(paths, "the sample documents")
+        load_and_index(index, paths, "the sample documents")
     else:
         st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
 
@@ -108,7 +112,6 @@ for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
 
 docs = store.list()
-index = state.guarded(state.active_index, "Opening the index")
 indexed = {}
 if index is not None:
     indexed = {row["doc_id"]: row for row in (state.guarded(index.documents, "Reading the index") or [])}
@@ -135,7 +138,7 @@ st.caption("Chunk counts per granularity come from the active index when a docum
 unindexed = [doc for doc in docs if doc.id not in indexed]
 if index is not None and unindexed and st.button(f"Index all ({len(unindexed)} not yet in this collection)"):
     st.session_state[MESSAGES_KEY] = []
-    index_documents(unindexed)
+    index_documents(index, unindexed)
     st.rerun()
 
 with st.form("delete_documents"):

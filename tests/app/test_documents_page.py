@@ -116,3 +116,19 @@ def test_delete_removes_from_store_and_active_index(data_dir):
     assert [row["doc_id"] for row in open_index(HASH_CONFIG, get_settings()).documents()] == [keep.id]
     assert list(_table(at)["name"]) == ["keep.md"]
     assert at.success[0].value == "Deleted 1 document(s)."
+
+
+def test_unavailable_index_gives_a_message_and_documents_still_load(data_dir):
+    at = _app(active_config=RAGConfig(name="remote", embedding=EmbeddingConfig(embedder="openai")))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert at.error[0].value.startswith("Opening the index failed: the 'openai' embedder is not configured")
+    at.button[0].click().run()
+    assert not at.exception
+    table = _table(at)
+    assert len(table) == len(sample_paths())
+    assert set(table["index"]) == {"index unavailable"}
+    assert (table["paragraph"] > 0).all()
+    assert at.warning[0].value == "The documents are stored but not indexed: the index is unavailable (see above)."
+    assert not [b for b in at.button if b.label.startswith("Index all")]
