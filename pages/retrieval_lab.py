@@ -1,0 +1,152 @@
+"""Retrieval Lab: run one query with every retrieval knob exposed and see each decision of dynamic retrieval."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from rag_core.config import RetrievalConfig
+from rag_core.types import CHUNK_TYPES
+from ui import state
+
+RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
+STRATEGIES = ["auto", "vector", "keyword", "hybrid"]
+GRANULARITIES = ["paragraph", "section", "document", "row", "any"]
+
+
+@st.cache_resource(show_spinner=False)
+def _llm():
+    from rag_core.llm import llm_from_settings
+
+    return llm_from_settings(state.settings())
+
+
+def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
+    """Every retrieval knob, read from and validated into a new ``RetrievalConfig`` (None when invalid)."""
+    c = st.columns(4)
+    values = {
+        "strategy": c[0].selectbox("Strategy", STRATEGIES, index=STRATEGIES.index(current.strategy)),
+        "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], index=["rrf", "weighted"].index(current.fusion),
+                             horizontal=True),
+        "rrf_k": c[0].number_input("RRF k", 1, 1000, current.rrf_k),
+        "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, current.hybrid_weight, 0.05),
+        "initial_k": c[1].number_input("Initial k", 1, 100, current.initial_k),
+        "max_k": c[1].number_input("Max k", 1, 200, current.max_k),
+        "max_iterations": c[1].number_input("Max iterations", 1, 10, current.max_iterations),
+        "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, current.min_confidence, 0.05),
+        "min_score": c[2].slider("Min score (drop hits below)", 0.0, 1.0, current.min_score, 0.05),
+        "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, current.dedup_threshold, 0.01),
+        "granularity": c[3].selectbox("Granularity", GRANULARITIES, index=GRANULARITIES.index(current.granularity)),
+        "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
+                                        default=current.chunk_types or []) or None,
+        "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", current.use_intent_filter),
+        "token_budget": c[3].number_input("Token budget", 100, 128_000, current.token_budget, step=500),
+    }
+    values["max_k"] = max(values["max_k"], values["initial_k"])
+    return state.guarded(lambda: RetrievalConfig(**values), "Retrieval settings")
+
+
+def confidence_chart(result, threshold: float) -> go.Figure:
+    steps = [it.iteration for it in result.iterations]
+    figure = go.Figure(go.Scatter(x=steps, y=[it.confidence for it in result.iterations], mode="lines+markers",
+                                  name="confidence", text=[f"k={it.k} · {it.decision}" for it in result.iterations]))
+    figure.add_hline(y=threshold, line_dash="dash", line_color="red", annotation_text=f"min confidence {threshold}")
+    figure.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10}, yaxis_range=[0, 1.05],
+                         xaxis={"title": "iteration", "dtick": 1}, yaxis_title="confidence")
+    return figure
+
+
+def hits_frame(result) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "#": i, "confidence": h.confidence, "score": h.score, "source": h.source_name, "heading": h.chunk.heading,
+        "granularity": h.chunk.granularity, "type": h.chunk.chunk_type, "vector rank": h.ranks.get("vector"),
+        "keyword rank": h.ranks.get("keyword"), "fused rank": h.ranks.get("fused"),
+        "text": h.chunk.text[:300], "chunk id": h.chunk.id} for i, h in enumerate(result.hits, start=1)])
+
+
+def iterations_frame(result) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "iteration": it.iteration, "strategy": it.strategy, "k": it.k,
+        "granularity": str(it.filters.get("granularity")), "chunk types": str(it.filters.get("chunk_types")),
+        "hits": len(it.hits), "confidence": round(it.confidence, 3),
+        "decision": it.decision, "why": it.decision_reason, "ms": round(it.elapsed_ms, 1)} for it in result.iterations])
+
+
+def why_not(retriever, result) -> None:
+    from rag_core.retrieval.diagnose import explain_missing, find_chunks
+
+    st.subheader("Why not retrieved?")
+    needle = st.text_input("Find the chunk you expected (text or heading)", key="lab_why_text")
+    candidates = state.guarded(lambda: find_chunks(retriever.index, needle), "Chunk search") if needle else []
+    if needle and not candidates:
+        st.info("No chunk of the index contains that text or heading.")
+    if not candidates:
+        return
+    chosen = st.selectbox("Expected chunk", candidates, key="lab_why_chunk", format_func=lambda c: (
+        f"{retriever.source_name(c)} › {c.heading or '(top)'} · {c.granularity} · {' '.join(c.text.split())[:70]}"))
+    why = state.guarded(lambda: explain_missing(retriever, result, chosen.id), "Diagnosis")
+    if why is None:
+        return
+    (st.success if why.removed_by is None else st.warning)(why.verdict)
+    st.dataframe(pd.DataFrame([{"retriever": name, "rank (whole index)": why.ranks.get(name),
+                                "raw score": why.scores.get(name), "RRF contribution": why.rrf_contributions.get(name)}
+                               for name in ("vector", "keyword", "fused")]), hide_index=True)
+    st.dataframe(pd.DataFrame([{"step": c.step, "passed": c.passed, "detail": c.detail} for c in why.checks]),
+                 hide_index=True)
+
+
+st.title("🔬 Retrieval Lab")
+config = state.active_config()
+prefill = state.take_prefill("lab")
+if prefill.get("query"):
+    st.session_state[QUERY_KEY] = prefill["query"]
+with st.expander("Retrieval settings (saved into the active configuration)", expanded=False):
+    new = knobs(config.retrieval)
+    settings = state.settings()
+    web = f"configured at {settings.web_search_url}" if settings.web_configured else "not configured"
+    st.caption(f"Web route: {web} (RAG_WEB_SEARCH_URL, a SearxNG-compatible JSON endpoint)")
+if new is not None and new != config.retrieval:
+    config = config.model_copy(update={"retrieval": new})
+    state.set_active_config(config)
+
+query = st.text_input("Query", key=QUERY_KEY, placeholder="e.g. How do I rotate the API key?")
+clicked = st.button("Search", type="primary")
+index = state.guarded(lambda: state.index_for(config), "Opening the index")
+if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
+    st.info("The active index is empty: add documents on the Documents page first.")
+elif index is not None:
+    from rag_core.retrieval.dynamic import Retriever
+
+    retriever = Retriever(index, config.retrieval, state.settings(),
+                          llm=_llm() if config.retrieval.strategy == "auto" else None)
+    if query.strip() and (clicked or prefill.get("query") or query != st.session_state.get(LAST_KEY)):
+        st.session_state[LAST_KEY] = query
+        st.session_state[RESULT_KEY] = state.guarded(lambda: retriever.retrieve(query), "Search")
+    elif clicked:
+        st.warning("Type a query first.")
+    result = st.session_state.get(RESULT_KEY)
+    if result is not None:
+        cols = st.columns(4)
+        cols[0].metric("Route", result.route)
+        cols[1].metric("Intent", result.intent)
+        cols[2].metric("Confidence", f"{result.confidence:.2f}")
+        cols[3].metric("Time", f"{result.elapsed_ms:.0f} ms")
+        st.text(f"Why {result.route}: {result.route_reason}\nSearched for: {result.rewritten_query}")
+        if not result.hits:
+            st.info("No hits: try another strategy, a lower min score or a wider granularity.")
+        else:
+            st.dataframe(hits_frame(result), hide_index=True, column_config={
+                "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0,
+                                                              format="%.2f"),
+                "score": st.column_config.NumberColumn("score", format="%.4f")})
+        st.subheader("Iterations")
+        st.dataframe(iterations_frame(result), hide_index=True)
+        st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))
+        st.subheader("Formatted context")
+        ctx = result.context
+        st.progress(min(ctx.tokens / ctx.budget, 1.0), text=f"{ctx.tokens} of {ctx.budget} tokens")
+        st.text(f"{len(ctx.included)} included, {len(ctx.truncated)} truncated, {len(ctx.dropped)} dropped; "
+                f"de-dup removed {len(result.dedup.dropped)} chunk(s), {result.dedup.tokens_saved} tokens saved")
+        st.code(ctx.text or "(empty)", language=None)
+        why_not(retriever, result)

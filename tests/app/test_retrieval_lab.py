@@ -1,0 +1,111 @@
+"""AppTest of the Retrieval Lab: a real search on a small hash-embedder index, knobs, prefill, why-not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rag_core.config import EmbeddingConfig, RAGConfig
+from rag_core.loaders import load_bytes
+from rag_core.services import open_index
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "retrieval_lab.py")
+HASH_CONFIG = RAGConfig(name="lab-test", embedding=EmbeddingConfig(embedder="hash"))
+
+GUIDE = """# Wrenfall guide
+
+## Keys
+
+To rotate the API key, open Settings, choose Keys and press Rotate. The old key stops working after one hour.
+
+## Timeouts
+
+The request timeout defaults to 30 seconds.
+
+## Hostile
+
+<script>window.__pwned = 1</script> is shown as text, never run.
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def indexed(data_dir):
+    open_index(HASH_CONFIG).ingest([load_bytes("guide.md", GUIDE.encode())])
+
+
+def _app(**session) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_config"] = HASH_CONFIG
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at
+
+
+def _search(at: AppTest, query: str) -> AppTest:
+    at.text_input(key="lab_query").input(query)
+    next(b for b in at.button if b.label == "Search").click()
+    return at.run()
+
+
+def test_empty_index_says_what_to_do(data_dir):
+    at = _app()
+    at.run()
+    assert not at.exception
+    assert "index is empty" in at.info[0].value
+    assert any(c.value.startswith("Web route: not configured") for c in at.caption)
+
+
+def test_real_search_shows_hits_iterations_chart_and_context(indexed):
+    at = _app()
+    at.run()
+    _search(at, "how do I rotate the API key")
+    assert not at.exception
+    hits = at.dataframe[0].value
+    assert hits["text"].iloc[0].startswith("## Keys\n\nTo rotate the API key")
+    assert {"vector rank", "keyword rank", "fused rank", "confidence"} <= set(hits.columns)
+    iterations = at.dataframe[1].value
+    assert list(iterations["iteration"]) == list(range(1, len(iterations) + 1))
+    assert iterations["decision"].iloc[-1] == "stop"
+    assert len(at.get("plotly_chart")) == 1
+    assert at.code[0].value.startswith("--- Document 1 ---\n[Source: guide.md › Wrenfall guide › Keys]")
+    assert "tokens" in at.get("progress")[0].proto.text
+
+
+def test_knobs_write_into_the_active_config(indexed):
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("keyword").run()
+    next(n for n in at.number_input if n.label == "Initial k").set_value(5).run()
+    assert not at.exception
+    retrieval = at.session_state["active_config"].retrieval
+    assert (retrieval.strategy, retrieval.initial_k) == ("keyword", 5)
+    _search(at, "rotate key")
+    assert at.metric[0].value == "keyword"
+    assert at.dataframe[1].value["k"].iloc[0] == 5
+
+
+def test_prefill_runs_the_query_and_why_not_explains_a_missing_chunk(indexed):
+    at = _app(prefill={"page": "lab", "query": "request timeout default"})
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="lab_query").value == "request timeout default"
+    assert "Timeouts" in at.dataframe[0].value["heading"].iloc[0]
+    at.text_input(key="lab_why_text").input("window.__pwned").run()
+    assert not at.exception
+    # The hostile paragraph is unrelated to the query: ranked below the last pass's k, and shown as text.
+    assert at.warning[0].value.startswith("removed by rank: rank ")
+    steps = at.dataframe[-1].value
+    assert steps["step"].iloc[0] == "exclude"
+    assert len(at.dataframe[-2].value) == 3  # vector, keyword, fused ranks
