@@ -130,6 +130,15 @@ class _Snapshot:
         return int(self.manifest.get("generation", 0))
 
 
+def _check_search(query: str, k: int) -> bool:
+    """Validate search arguments; False when there is nothing to search for (blank query or k = 0)."""
+    if not isinstance(query, str):
+        raise ValueError(f"the query must be a string, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise ValueError(f"k must be a whole number ≥ 0, got {k!r}")
+    return bool(query.strip()) and k > 0
+
+
 def _first_by_id(chunks: list[Chunk]) -> list[Chunk]:
     """``chunks`` without later repeats of an id (ids are the store keys, so a repeat cannot be stored twice)."""
     seen: set[str] = set()
@@ -432,8 +441,12 @@ class Index:
         return next((e.name for e in self.hot.entries() if e.doc_id == doc_id), "")
 
     def count(self) -> dict[str, int]:
+        """Chunks per granularity in both tiers (from the manifest's per-document counts: no scan)."""
         counts = dict.fromkeys(GRANULARITIES, 0)
-        for chunk in [*self._current().chunks.values(), *self.hot.chunks()]:
+        for entry in self._current().manifest.get("documents", {}).values():
+            for granularity, n in entry.get("chunks", {}).items():
+                counts[granularity] = counts.get(granularity, 0) + n
+        for chunk in self.hot.chunks():
             counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
         return counts
 
@@ -464,6 +477,8 @@ class Index:
                       ) -> list[tuple[Chunk, float]]:
         """Chunks by cosine similarity to ``query`` (in [-1, 1]), best first, both tiers."""
         filters = filters or Filters()
+        if not _check_search(query, k):
+            return []
         snapshot = self._current()
         exclude = set(exclude_ids)
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
@@ -487,6 +502,8 @@ class Index:
                        ) -> list[tuple[Chunk, float]]:
         """Chunks by raw BM25 score (positive only), best first, both tiers."""
         filters = filters or Filters()
+        if not _check_search(query, k):
+            return []
         snapshot = self._current()
         args = (filters.granularity, filters.chunk_types, filters.doc_ids, exclude_ids)
         hits = [(snapshot.chunks[i], s) for i, s in snapshot.keyword.search(query, k, *args)]

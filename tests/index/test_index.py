@@ -184,3 +184,14 @@ def test_list_and_delete_collections(open_index, settings, auth_doc):
     with pytest.raises(ValueError, match="invalid collection name"):
         delete_collection("../etc", settings)
     assert open_index("alpha-1").count()["document"] == 0
+
+
+def test_blank_queries_and_bad_k(open_index, auth_doc):
+    index = open_index()
+    index.ingest([auth_doc])
+    assert index.vector_search("   ", 3) == [] and index.keyword_search("", 3) == []
+    assert index.vector_search("RS256", 0) == []
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        index.keyword_search("RS256", -1)
+    with pytest.raises(ValueError, match="the query must be a string"):
+        index.vector_search(None, 3)
