@@ -204,9 +204,12 @@ def samples_dir() -> Path:
 
 
 def sample_paths() -> list[Path]:
-    """The shipped sample documents (empty when the samples folder is missing)."""
+    """The shipped sample documents: supported files directly in ``samples/`` (its sub-folders hold test
+    fixtures such as ``hostile/``, which are not samples). Empty when the folder is missing."""
     folder = samples_dir()
-    return iter_paths([folder]) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and _is_candidate(p))
 
 
 def supported_types() -> Sequence[str]:

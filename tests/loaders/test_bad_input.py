@@ -233,6 +233,7 @@ def test_iter_paths_recurses_skipping_hidden_and_unsupported(tmp_path):
 def test_sample_documents_all_load():
     paths = sample_paths()
     assert len(paths) >= 8
+    assert all(p.parent.name == "samples" for p in paths)  # not the hostile/ fixtures
     docs, errors = load_many(paths)
     assert errors == []
     assert {d.doc_type for d in docs} >= {"markdown", "csv", "code"}
