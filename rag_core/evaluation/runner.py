@@ -299,7 +299,9 @@ def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> O
     ranked = [(hit.chunk, getattr(hit, "source_name", "")) for hit in hits]
     tokens = sum(hit.chunk.tokens for hit in hits)
     context = getattr(result, "context", None)
-    if context is not None and hasattr(context, "tokens"):
+    if isinstance(context, dict) and "tokens" in context:
+        tokens = int(context["tokens"])
+    elif context is not None and hasattr(context, "tokens"):
         tokens = int(context.tokens)
     trace = result.to_dict() if hasattr(result, "to_dict") else {}
     return Outcome(ranked=ranked, context_tokens=tokens, steps=len(getattr(result, "steps", [])) or steps,
