@@ -228,7 +228,7 @@ class Index:
             self._side.clear_pending()
         self._side.remove_unreferenced(self._snapshot.manifest)
 
-    def _load(self) -> _Snapshot:
+    def _load(self, attempts: int = 3) -> _Snapshot:
         stamp = self._side.stamp()
         manifest = self._side.read_manifest() or {"documents": {}, "generation": 0}
         chunks: dict[str, Chunk] = {}
@@ -238,6 +238,10 @@ class Index:
                 doc_chunks = self._side.read_chunks(entry["file"])
                 by_doc[doc_id] = _doc_order(doc_chunks)
                 chunks.update((c.id, c) for c in doc_chunks)
+        except FileNotFoundError as e:
+            if attempts > 1 and self._side.stamp() != stamp:  # another process committed while we read: retry
+                return self._load(attempts - 1)
+            raise IndexError_(f"index {self.name!r} is damaged ({e}); delete the collection and re-ingest") from e
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise IndexError_(f"index {self.name!r} is damaged ({e}); delete the collection and re-ingest") from e
         keyword = KeywordIndex.load(self._side.bm25_dir(int(manifest.get("generation", 0))), chunks)

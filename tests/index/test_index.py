@@ -195,3 +195,12 @@ def test_blank_queries_and_bad_k(open_index, auth_doc):
         index.keyword_search("RS256", -1)
     with pytest.raises(ValueError, match="the query must be a string"):
         index.vector_search(None, 3)
+
+
+def test_damaged_side_store_gives_a_clear_error(open_index, auth_doc):
+    index = open_index()
+    index.ingest([auth_doc])
+    for path in index._side.chunk_dir.iterdir():
+        path.unlink()
+    with pytest.raises(IndexError_, match="is damaged .* delete the collection and re-ingest"):
+        open_index()
