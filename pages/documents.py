@@ -141,8 +141,13 @@ if index is not None and unindexed and st.button(f"Index all ({len(unindexed)} n
     index_documents(index, unindexed)
     st.rerun()
 
+labels = {doc.id: f"{doc.name} · {doc.id}" for doc in docs}
+explore_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
+explore = explore_col.selectbox("See how a document is split", options=list(labels), format_func=labels.get)
+if button_col.button("Open in Chunk Explorer", width="stretch"):
+    state.goto("explorer", doc_id=explore)
+
 with st.form("delete_documents"):
-    labels = {doc.id: f"{doc.name} · {doc.id}" for doc in docs}
     chosen = st.multiselect("Delete documents", options=list(labels), format_func=labels.get,
                             placeholder="Pick documents to remove from the store and the active index")
     if st.form_submit_button("Delete selected") and chosen:
