@@ -5,6 +5,12 @@ new vectors are upserted first under a ``pending`` marker, then the side store's
 ``os.replace`` (the commit), then stale vectors are deleted. Searches only return chunks of the committed
 manifest, so an ingest that fails or is killed midway leaves the previous index answering, and the next
 open deletes the orphaned vectors. Readers take no lock: they use an immutable snapshot swapped on commit.
+
+Several processes may share one data directory (the app and ``python -m rag_core ingest``): writers exclude
+each other with a file lock and readers reload the side store when another process committed. Embedded
+Chroma, however, keeps its vector index in process memory, so vectors another process adds become visible
+to a running process only after its restart; run a Chroma server (``RAG_CHROMA_HOST``) for live
+multi-process use.
 """
 
 from __future__ import annotations
