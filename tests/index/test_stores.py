@@ -1,0 +1,78 @@
+"""Pure helpers of the stores: Chroma metadata and where clauses, BM25 tokenising and masks, the server helper."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_core.chroma_server import free_port, heartbeat
+from rag_core.stores.hot import chunk_allowed
+from rag_core.stores.keyword import KeywordIndex, tokenize
+from rag_core.stores.vector import build_where, check_collection_name, chunk_metadata
+from rag_core.types import Chunk
+
+
+def section(**kwargs) -> Chunk:
+    values = dict(id="s1", doc_id="d1", granularity="section", chunk_type="heading", text="# Setup\n\nRun it.",
+                  start=0, end=16, tokens=5, heading_path=["Guide", "Setup"], contains_types=["code", "prose"])
+    values.update(kwargs)
+    return Chunk(**values)
+
+
+def test_chunk_metadata_is_flat_and_none_free():
+    metadata = chunk_metadata(section(), "guide.md", "2026-01-01T00:00:00+00:00")
+    assert metadata == {
+        "doc_id": "d1", "granularity": "section", "chunk_type": "heading", "language": "", "heading": "Guide › Setup",
+        "parent_id": "", "tokens": 5, "start": 0, "end": 16, "source": "guide.md",
+        "updated": "2026-01-01T00:00:00+00:00", "has_heading": True, "has_code": True, "has_prose": True,
+    }
+
+
+def test_build_where():
+    assert build_where(None, None, None) is None
+    assert build_where(["row"], None, None) == {"granularity": {"$in": ["row"]}}
+    assert build_where(["section"], ["code", "table"], ["d1"]) == {"$and": [
+        {"granularity": {"$in": ["section"]}},
+        {"$or": [{"has_code": True}, {"has_table": True}]},
+        {"doc_id": {"$in": ["d1"]}},
+    ]}
+
+
+def test_hot_filter_matches_where_semantics():
+    chunk = section()
+    assert chunk_allowed(chunk, ["section"], ["code"], ["d1"]) is True
+    assert chunk_allowed(chunk, ["section"], ["table"], None) is False
+    assert chunk_allowed(chunk, ["paragraph"], None, None) is False
+    assert chunk_allowed(chunk, None, None, ["d2"]) is False
+
+
+def test_collection_names():
+    assert check_collection_name("docs-1a2b3c") == "docs-1a2b3c"
+    for bad in ["ab", "-docs", "docs/../x", "a..b", "x" * 64, "naïve"]:
+        with pytest.raises(ValueError, match="invalid collection name"):
+            check_collection_name(bad)
+
+
+def test_tokenize_stems_and_drops_stop_words():
+    assert tokenize(["The runners are running quickly to the station of it"]) == [["runner", "run", "quick", "station"]]
+
+
+def test_keyword_index_round_trip(tmp_path):
+    chunks = {c.id: c for c in [
+        Chunk("p1", "d1", "paragraph", "prose", "Rotate keys every 90 days.", 0, 26, 6),
+        Chunk("p2", "d1", "paragraph", "code", "rotate_keys(days=90)", 27, 47, 6),
+        Chunk("s1", "d1", "section", "heading", "# Keys\n\nRotate keys every 90 days.", 0, 47, 9,
+              contains_types=["prose", "code"]),
+    ]}
+    index = KeywordIndex.build(chunks)
+    assert [i for i, _ in index.search("rotating keys", 5, ["paragraph"])] == ["p1"]
+    assert sorted(i for i, _ in index.search("rotate", 5)) == ["p1", "s1"]  # every granularity when unfiltered
+    index.save(tmp_path / "bm25")
+    loaded = KeywordIndex.load(tmp_path / "bm25", chunks)
+    assert loaded.search("rotating keys", 5, ["paragraph"]) == index.search("rotating keys", 5, ["paragraph"])
+    assert loaded.search("keys", 5, ["section"], ["code"]) == index.search("keys", 5, ["section"], ["code"])
+    assert loaded.search("keys", 5, ["paragraph"], exclude_ids=["p1"]) == []
+    assert KeywordIndex.load(tmp_path / "missing", chunks).search("keys", 1, ["section"])[0][0] == "s1"
+
+
+def test_heartbeat_is_false_where_nothing_listens():
+    assert heartbeat("127.0.0.1", free_port(), timeout_s=0.5) is False
