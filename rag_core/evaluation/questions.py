@@ -272,6 +272,7 @@ class BeirDataset:
     corpus: dict[str, tuple[str, str]]
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
+    path: str = ""
 
     def question_set(self) -> QuestionSet:
         """The judged queries as a question set (relevance by document id)."""
@@ -280,7 +281,7 @@ class BeirDataset:
             for qid, rels in self.qrels.items()
             if qid in self.queries
         ]
-        return QuestionSet(name=self.name, kind="beir", questions=questions, source=self.name)
+        return QuestionSet(name=self.name, kind="beir", questions=questions, source=self.path or self.name)
 
 
 def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
@@ -311,7 +312,7 @@ def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
         raise ValueError(f"{paths['qrels']}: none of the judged query ids appear in queries.jsonl")
     for qid in unknown:
         del qrels[qid]
-    return BeirDataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels)
+    return BeirDataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, path=str(folder.resolve()))
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:

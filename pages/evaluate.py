@@ -1,0 +1,192 @@
+"""Evaluate: question sets × saved configurations × strategies; leaderboard, charts, regressions, sweep, bundles."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag_core.config import RAGConfig
+from rag_core.evaluation import charts
+from rag_core.evaluation.results import ResultsStore
+from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
+from ui import state
+
+RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
+SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
+
+
+@st.cache_resource(show_spinner="Loading the BEIR folder…", max_entries=2)
+def _beir(path: str, split: str):
+    from rag_core.evaluation.questions import load_beir
+
+    return load_beir(path, split)
+
+
+def results_store() -> ResultsStore:
+    return ResultsStore(state.settings().data_dir)
+
+
+def pick_question_set(default_source: str):
+    from rag_core.evaluation.questions import load_golden, parse_upload
+
+    source = st.radio("Question set", SOURCES, index=SOURCES.index(default_source), horizontal=True)
+    if source == SOURCES[0]:
+        return state.guarded(load_golden, "Golden question set")
+    if source == SOURCES[1]:
+        st.caption("Columns/fields: `question` and `answer_text` (or `answer_texts`, a JSON list or `a|b`) and/or "
+                   "`doc` + `heading`; optional `id`, `intent` (fact, code, procedure, data).")
+        upload = st.file_uploader("Question file", type=["csv", "jsonl", "json"], key="eval_upload")
+        return state.guarded(lambda: parse_upload(upload.name, upload.getvalue()), "Question file") if upload else None
+    path = st.text_input("BEIR folder (corpus.jsonl, queries.jsonl, qrels/)", key="eval_beir_path",
+                         placeholder="../shared/datasets/scifact")
+    split = st.text_input("qrels split", "test", key="eval_beir_split")
+    return state.guarded(lambda: _beir(path.strip(), split).question_set(), "BEIR folder") if path.strip() else None
+
+
+def pick_configs(label: str, key: str, multi: bool = True) -> list[RAGConfig]:
+    saved = state.guarded(state.config_store().list, "Saved configurations") or []
+    options = [ACTIVE, *saved]
+    names = st.multiselect(label, options, default=[ACTIVE], key=key) if multi else [
+        st.selectbox(label, options, key=key)]
+    configs = []
+    for name in names:
+        config = state.active_config() if name == ACTIVE else state.guarded(
+            lambda n=name: state.config_store().load(n), f"Configuration '{name}'")
+        if config is not None and config.name not in {c.name for c in configs}:
+            configs.append(config)
+    return configs
+
+
+def execute(question_set, configs, strategies, label: str = ""):
+    """Run with a progress bar and a Cancel button; the run is stored however it ends."""
+    store = results_store()
+    docs = None if question_set.kind == "beir" else state.document_store().list()
+    if docs is not None and not docs:
+        st.warning("No documents are loaded yet: load the sample documents first.")
+        return None
+    st.button("Cancel run", help="Stops after the current question; what was measured is kept.")
+    bar = st.progress(0.0, text="starting…")
+
+    def progress(done: int, total: int, text: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {text}")
+
+    def finished(run) -> None:
+        store.save(run)
+        st.session_state[SWEEP_KEY if label == "sweep" else RUN_KEY] = run.id
+
+    factory = None if question_set.kind == "beir" else state.index_for
+    return state.guarded(lambda: run_evaluation(question_set, configs, strategies, settings=state.settings(),
+                                                documents=docs, index_factory=factory, progress=progress,
+                                                on_finish=finished, label=label), "Evaluation")
+
+
+def show_run(run, store: ResultsStore) -> None:
+    if run.status != "complete":
+        st.warning(f"This run is **{run.status}**: {run.note}")
+    regressions = store.regressions(run)
+    if regressions:
+        st.error("⚠️ Regression against the saved baseline: " + "; ".join(
+            f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
+            for r in regressions))
+    st.dataframe(charts.leaderboard(run), hide_index=True, use_container_width=True)
+    rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
+    c1, c2 = st.columns([3, 1])
+    chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row")
+    if c2.button("Save baseline", disabled=run.status != "complete") and chosen:
+        config, strategy = chosen.rsplit(" · ", 1)
+        if state.guarded(lambda: store.set_baseline(run, config, strategy), "Baseline"):
+            st.success(f"Baseline saved for {chosen} on '{run.question_set['name']}'.")
+    left, right = st.columns(2)
+    kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k")
+    left.plotly_chart(charts.metric_vs_k(run, kind), use_container_width=True)
+    right.plotly_chart(charts.tokens_vs_recall(run), use_container_width=True)
+    metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im")
+    st.plotly_chart(charts.per_intent_bars(run, metric), use_container_width=True)
+    drill_down(run, metric)
+
+
+def drill_down(run, metric: str) -> None:
+    st.subheader("Per question")
+    table = charts.questions_table(run, metric)
+    st.dataframe(table, hide_index=True, use_container_width=True)
+    labels = {f"{row.id} · {row.question[:80]}": row.id for row in table.itertuples()}
+    picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")
+    for record in (r for r in run.records if picked and r["question_id"] == labels[picked]):
+        found = sum(h["found"] for h in record["hits"])
+        with st.expander(f"{record['config']} · {record['strategy']} — {metric} {record['metrics'].get(metric, 0):.2f}"
+                         f" · {found} answer hit(s) · {record['context_tokens']} tokens · {record['steps']} steps"):
+            if record.get("error"):
+                st.error(record["error"])
+            st.caption(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms")
+            if record["hits"]:
+                st.dataframe(record["hits"], hide_index=True, use_container_width=True)
+            if record.get("answer"):
+                st.text(record["answer"])
+            st.json(record.get("trace") or {}, expanded=False)
+
+
+st.title("📊 Evaluate")
+st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
+prefill = state.take_prefill("evaluate")
+question_set = pick_question_set(SOURCES[0] if prefill.get("question_set") in (None, "golden") else SOURCES[1])
+if question_set:
+    st.caption(f"**{question_set.name}**: {len(question_set.questions)} questions · intents: "
+               f"{', '.join(question_set.intents()) or '—'}")
+run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
+    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"])
+
+with run_tab:
+    configs = pick_configs("Configurations", "eval_configs")
+    strategies = st.multiselect("Strategies", list(STRATEGIES), default=["vector", "keyword", "hybrid", "agent"],
+                                key="eval_strategies")
+    ready = bool(question_set and configs and strategies)
+    if st.button("Run evaluation", type="primary", disabled=not ready):
+        run = execute(question_set, configs, strategies)
+        if run:
+            st.success(f"Run {run.id} {run.status} in {run.elapsed_s:.1f} s — see the Results tab.")
+
+with results_tab:
+    store = results_store()
+    stored = store.list()
+    if not stored:
+        st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
+    else:
+        labels = {f"{r['created']} · {r['question_set']} · {', '.join(r['configs'])} · {r['status']}"
+                  f"{' · ' + r['label'] if r['label'] else ''}": r["id"] for r in stored}
+        ids = list(labels.values())
+        current = st.session_state.get(RUN_KEY)
+        picked = st.selectbox("Run", list(labels), index=ids.index(current) if current in ids else 0)
+        run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
+        if run:
+            show_run(run, store)
+
+with sweep_tab:
+    base = pick_configs("Base configuration", "eval_sweep_base", multi=False)
+    c1, c2, c3 = st.columns(3)
+    max_tokens = c1.multiselect("Max tokens", [128, 256, 384, 512, 768, 1024], default=[256, 512], key="eval_sw_mt")
+    ks = c2.multiselect("k (initial)", [1, 3, 5, 10, 20], default=[3, 5, 10], key="eval_sw_k")
+    sweep_strategies = c3.multiselect("Strategies", list(STRATEGIES), default=["hybrid"], key="eval_sw_s")
+    sweep_metric = st.selectbox("Metric", QUALITY_METRICS, index=QUALITY_METRICS.index("recall@5"), key="eval_sw_m")
+    if st.button("Run sweep", disabled=not (question_set and base and max_tokens and ks and sweep_strategies)):
+        from rag_core.evaluation.sweep import sweep_configs
+
+        grid_configs = state.guarded(lambda: sweep_configs(base[0], max_tokens, ks), "Sweep")
+        if grid_configs:
+            execute(question_set, grid_configs, sweep_strategies, label="sweep")
+    sweep_id = st.session_state.get(SWEEP_KEY) or next((r["id"] for r in results_store().list()
+                                                        if r["label"] == "sweep"), None)
+    sweep_run = state.guarded(lambda: results_store().load(sweep_id), "Stored sweep") if sweep_id else None
+    if sweep_run:
+        from rag_core.evaluation.sweep import sweep_grid
+
+        grid = sweep_grid(sweep_run, sweep_metric)
+        st.caption(f"Sweep {sweep_run.id} on '{sweep_run.question_set['name']}' ({sweep_run.status})")
+        for strategy in sweep_run.strategies:
+            st.plotly_chart(charts.sweep_heatmap(grid, sweep_metric, strategy), use_container_width=True)
+
+with config_tab:
+    from ui.eval_panels import bundle_panel, config_panel
+
+    config_panel()
+
+with bundle_tab:
+    bundle_panel(results_store())

@@ -1,0 +1,84 @@
+"""Tables and plotly figures of evaluation runs (no Streamlit here: the Evaluate page only draws them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from rag_core.evaluation.runner import KS, EvalRun
+
+LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "recall@5", "recall@10", "mrr",
+                       "ndcg@10", "context_tokens", "steps", "latency_ms_p50", "errors"]
+_LAYOUT = {"height": 340, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
+
+
+def leaderboard(run: EvalRun, sort_by: str = "ndcg@10") -> pd.DataFrame:
+    """One row per configuration × strategy, best ``sort_by`` first."""
+    frame = pd.DataFrame(run.summary)
+    if frame.empty:
+        return frame
+    columns = [c for c in LEADERBOARD_COLUMNS if c in frame.columns]
+    return frame[columns].sort_values(sort_by, ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _series(row: dict[str, Any]) -> str:
+    return f"{row['config']} · {row['strategy']}"
+
+
+def metric_vs_k(run: EvalRun, metric: str = "hit") -> go.Figure:
+    """``hit@k`` or ``recall@k`` for k in 1, 3, 5, 10, one line per configuration × strategy."""
+    if metric not in ("hit", "recall"):
+        raise ValueError(f"metric must be 'hit' or 'recall', not '{metric}'")
+    rows = [{"series": _series(row), "k": k, metric: row.get(f"{metric}@{k}", 0.0)} for row in run.summary for k in KS]
+    figure = px.line(pd.DataFrame(rows), x="k", y=metric, color="series", markers=True,
+                     title=f"{metric}@k by configuration × strategy")
+    figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05], xaxis={"tickvals": list(KS)})
+    return figure
+
+
+def per_intent_bars(run: EvalRun, metric: str = "hit@5") -> go.Figure:
+    rows = [{"series": _series(row), "intent": row["intent"], metric: row[metric]} for row in run.by_intent]
+    figure = px.bar(pd.DataFrame(rows), x="intent", y=metric, color="series", barmode="group",
+                    title=f"{metric} per intent")
+    figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05])
+    return figure
+
+
+def tokens_vs_recall(run: EvalRun, metric: str = "recall@5") -> go.Figure:
+    """Mean context tokens against ``metric``: up and to the left is better."""
+    frame = pd.DataFrame([{"series": _series(r), "strategy": r["strategy"], "context tokens": r["context_tokens"],
+                           metric: r[metric]} for r in run.summary])
+    figure = px.scatter(frame, x="context tokens", y=metric, color="strategy", text="series",
+                        title=f"context tokens vs {metric} (up-left is better)")
+    figure.update_traces(textposition="top center", marker={"size": 12})
+    figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.1])
+    return figure
+
+
+def questions_table(run: EvalRun, metric: str = "hit@5") -> pd.DataFrame:
+    """One row per question, one column per configuration × strategy holding ``metric``."""
+    rows: dict[str, dict[str, Any]] = {}
+    for record in run.records:
+        row = rows.setdefault(record["question_id"], {"id": record["question_id"], "intent": record["intent"] or "—",
+                                                       "question": record["question"]})
+        row[f"{record['config']} · {record['strategy']}"] = record["metrics"].get(metric, 0.0)
+    return pd.DataFrame(list(rows.values()))
+
+
+def sweep_heatmap(grid: Sequence[dict[str, Any]], metric: str, strategy: str) -> go.Figure:
+    """Heatmap of ``metric`` over max tokens (rows) × k (columns) for one strategy."""
+    frame = pd.DataFrame([g for g in grid if g["strategy"] == strategy])
+    if frame.empty:
+        raise ValueError(f"the sweep has no results for strategy '{strategy}'")
+    table = frame.pivot_table(index="max_tokens", columns="k", values=metric)
+    figure = px.imshow(table, text_auto=".3f", aspect="auto", color_continuous_scale="Viridis", zmin=0, zmax=1,
+                       labels={"x": "k (initial)", "y": "max tokens", "color": metric},
+                       title=f"{metric} · {strategy}: max tokens × k")
+    figure.update_xaxes(type="category")
+    figure.update_yaxes(type="category")
+    figure.update_layout(**_LAYOUT)
+    return figure

@@ -1,0 +1,137 @@
+"""AppTest of the Evaluate page: a real golden-set run on a hash-embedder index, results, baselines, configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rag_core.config import EmbeddingConfig, RAGConfig
+from rag_core.configstore import ConfigStore
+from rag_core.documents import DocumentStore
+from rag_core.evaluation.questions import load_golden
+from rag_core.evaluation.results import ResultsStore
+from rag_core.evaluation.runner import EvalRun
+from rag_core.loaders import load_path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "evaluate.py")
+HASH_CONFIG = RAGConfig(name="eval-test", embedding=EmbeddingConfig(embedder="hash"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def docs(data_dir):
+    store = DocumentStore(data_dir)
+    for name in ("configuration.md", "overview.md"):
+        store.add(load_path(ROOT / "samples" / name))
+    return store
+
+
+def _app(**session) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_config"] = HASH_CONFIG
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at
+
+
+def _button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def test_golden_run_end_to_end(docs, data_dir):
+    at = _app().run()
+    assert not at.exception
+    golden = load_golden()
+    assert any(f"{len(golden.questions)} questions" in c.value for c in at.caption)
+    at.multiselect(key="eval_strategies").set_value(["keyword", "hybrid"])
+    _button(at, "Run evaluation").click()
+    at.run()
+    assert not at.exception, at.exception
+    runs = ResultsStore(data_dir).list()
+    assert len(runs) == 1 and runs[0]["status"] == "complete"
+    assert runs[0]["records"] == 2 * len(golden.questions)
+    assert any("complete" in s.value for s in at.success)
+    run = ResultsStore(data_dir).load(runs[0]["id"])
+    summary = {r["strategy"]: r for r in run.summary}
+    assert summary["keyword"]["hit@10"] > 0  # the two indexed documents answer some golden questions
+    # the Results tab shows the stored run: leaderboard, per-question table, drill-down
+    assert len(at.dataframe) >= 2
+    assert any(e.label.startswith("eval-test · keyword") for e in at.expander)
+
+
+def _hand_run(run_id: str, mrr: float) -> EvalRun:
+    record = {"question_id": "q1", "question": "Q?", "intent": "fact", "config": "c", "strategy": "hybrid",
+              "metrics": {m: mrr for m in ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr",
+                                           "ndcg@10")},
+              "context_tokens": 10, "steps": 1, "latency_ms": 2.0, "hits": [], "trace": {}, "route": "hybrid"}
+    return EvalRun(id=run_id, created=f"2026-01-0{run_id[-1]}T00:00:00+00:00",
+                   question_set={"name": "golden", "kind": "golden", "questions": []}, configs=[],
+                   strategies=["hybrid"], records=[record], status="complete")
+
+
+def test_regression_banner_against_saved_baseline(data_dir):
+    store = ResultsStore(data_dir)
+    first, second = _hand_run("run-1", 1.0), _hand_run("run-2", 0.5)
+    store.save(first)
+    store.save(second)
+    store.set_baseline(first, "c", "hybrid")
+    at = _app().run()
+    assert not at.exception
+    banner = [e.value for e in at.error if "Regression" in e.value]
+    assert banner and "c · hybrid mrr 0.500 < 1.000" in banner[0]
+
+
+def test_save_baseline_from_the_page(data_dir):
+    ResultsStore(data_dir).save(_hand_run("run-1", 0.8))
+    at = _app().run()
+    _button(at, "Save baseline").click()
+    at.run()
+    assert not at.exception
+    assert ResultsStore(data_dir).baselines()["golden|c|hybrid"]["metrics"]["mrr"] == 0.8
+
+
+def test_configuration_management(data_dir):
+    at = _app().run()
+    at.text_input(key="cfg_save_name").input("mine")
+    at.button(key="cfg_save").click()
+    at.run()
+    assert not at.exception and ConfigStore(data_dir).list() == ["mine"]
+    assert ConfigStore(data_dir).load("mine").embedding.embedder == "hash"
+    at.text_input(key="cfg_dup_name").input("mine 2")
+    at.button(key="cfg_dup").click()
+    at.run()
+    assert ConfigStore(data_dir).list() == ["mine", "mine 2"]
+    at.selectbox(key="cfg_pick").set_value("mine")
+    at.button(key="cfg_delete").click()
+    at.run()
+    assert not at.exception and ConfigStore(data_dir).list() == ["mine 2"]
+    at.text_input(key="cfg_save_name").input("bad/name")
+    at.button(key="cfg_save").click()
+    at.run()
+    assert any("Configuration name" in e.value for e in at.error)
+
+
+def test_bad_beir_folder_shows_a_message(data_dir):
+    at = _app().run()
+    at.radio[0].set_value("BEIR folder")
+    at.run()
+    at.text_input(key="eval_beir_path").input(str(data_dir / "nope"))
+    at.run()
+    assert not at.exception
+    assert any("does not exist" in e.value for e in at.error)
+
+
+def test_prefill_selects_the_golden_set(data_dir):
+    at = _app(prefill={"page": "evaluate", "question_set": "golden"}).run()
+    assert not at.exception and at.radio[0].value == "Built-in golden set"
+    assert "prefill" not in at.session_state

@@ -1,0 +1,119 @@
+"""Panels of the Evaluate page: configuration management and demo bundles (kept out of the page to keep it thin)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag_core.config import RAGConfig
+from ui import state
+
+BUNDLE_KEY = "eval_bundle_summary"
+
+
+def _config_row(config: RAGConfig) -> dict:
+    r = config.retrieval
+    return {"name": config.name, "chunking": f"{config.chunking.strategy} {config.chunking.max_tokens} tok",
+            "embedder": config.embedding.embedder, "strategy": r.strategy, "k": f"{r.initial_k}→{r.max_k}",
+            "min confidence": r.min_confidence, "budget": r.token_budget, "agent": config.agent.policy}
+
+
+def config_panel() -> None:
+    """Save the active configuration; list, load, duplicate, delete, export and import saved ones."""
+    store = state.config_store()
+    active = state.active_config()
+    c1, c2 = st.columns([3, 1])
+    new_name = c1.text_input("Save the active configuration as", value=active.name, key="cfg_save_name")
+    if c2.button("Save", key="cfg_save"):
+        saved = state.guarded(lambda: RAGConfig.model_validate({**active.model_dump(), "name": new_name.strip()}),
+                              "Configuration name")
+        if saved and state.guarded(lambda: store.save(saved), "Saving the configuration"):
+            state.set_active_config(saved)
+            st.success(f"Saved '{saved.name}'.")
+    names = state.guarded(store.list, "Saved configurations") or []
+    if not names:
+        st.info("No saved configuration yet.")
+    else:
+        configs = [c for c in (state.guarded(lambda n=n: store.load(n), f"Configuration '{n}'") for n in names) if c]
+        st.dataframe(pd.DataFrame([_config_row(c) for c in configs]), hide_index=True, use_container_width=True)
+        name = st.selectbox("Saved configuration", names, key="cfg_pick")
+        b1, b2, b3 = st.columns(3)
+        if b1.button("Load as active", key="cfg_load"):
+            config = state.guarded(lambda: store.load(name), "Loading")
+            if config:
+                state.set_active_config(config)
+                st.success(f"'{name}' is now the active configuration.")
+        if b3.button("Delete", key="cfg_delete"):
+            if state.guarded(lambda: store.delete(name) or True, "Deleting"):
+                st.success(f"Deleted '{name}'.")
+                st.rerun()
+        exported = state.guarded(lambda: store.export_json(name), "Export")
+        if exported:
+            b2.download_button("Export JSON", exported, file_name=f"{name}.json", mime="application/json",
+                               key="cfg_export")
+        d1, d2 = st.columns([3, 1])
+        copy_name = d1.text_input("Duplicate as", value=f"{name} copy", key="cfg_dup_name")
+        if d2.button("Duplicate", key="cfg_dup"):
+            if state.guarded(lambda: store.duplicate(name, copy_name.strip()), "Duplicating"):
+                st.success(f"Saved a copy as '{copy_name.strip()}'.")
+    upload = st.file_uploader("Import a configuration (JSON)", type=["json"], key="cfg_import")
+    if upload is not None and st.button("Import", key="cfg_import_go"):
+        config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
+        if config:
+            st.success(f"Imported '{config.name}'.")
+
+
+def bundle_panel(results) -> None:
+    """Export a stored run as a demo bundle; import one and replay it here."""
+    from rag_core.bundle import export_bundle, import_bundle, read_bundle, replay
+
+    st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
+    stored = results.list()
+    if stored:
+        labels = {f"{r['created']} · {r['question_set']} · {', '.join(r['configs'])}": r["id"] for r in stored}
+        picked = st.selectbox("Run to share", list(labels), key="bundle_run")
+        run = state.guarded(lambda: results.load(labels[picked]), "Stored run")
+        include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs")
+        agent_ids = sorted({r["question_id"] for r in run.records if r["strategy"] == "agent"}) if run else []
+        traces = st.multiselect("Agent traces to include", agent_ids, default=agent_ids[:3], key="bundle_traces")
+        if run:
+            docs = state.document_store().list() if run.question_set.get("kind") != "beir" else []
+            data = state.guarded(lambda: export_bundle(run, docs, include_documents=include,
+                                                       trace_question_ids=traces), "Bundle export")
+            if data:
+                st.download_button("Download bundle", data, file_name=f"rag-studio-bundle-{run.id}.json",
+                                   mime="application/json", key="bundle_download")
+    else:
+        st.info("Run an evaluation first; its results can then be exported.")
+    st.markdown("**Import** a bundle made on another machine, then replay it against this machine's index.")
+    upload = st.file_uploader("Bundle file", type=["json"], key="bundle_upload")
+    if upload is None:
+        return
+    bundle = state.guarded(lambda: read_bundle(upload.getvalue(), source=upload.name), "Bundle")
+    if bundle is None:
+        return
+    st.caption(f"{len(bundle.configs)} configuration(s) · {len(bundle.question_set.questions)} questions · "
+               f"{len(bundle.documents)} documents included, {len(bundle.document_names)} named · "
+               f"{len(bundle.agent_traces)} agent traces · strategies {', '.join(bundle.run.strategies)}")
+    c1, c2 = st.columns(2)
+    if c1.button("Import bundle", key="bundle_import"):
+        summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
+        if summary:
+            st.session_state[BUNDLE_KEY] = summary
+            st.success(f"Imported: {summary}")
+    if c2.button("Replay the comparison here", key="bundle_replay"):
+        bar = st.progress(0.0, text="re-indexing and replaying…")
+        replayed = state.guarded(lambda: replay(
+            bundle, settings=state.settings(), index_factory=state.index_for, on_finish=results.save,
+            progress=lambda d, t, text: bar.progress(min(d / max(t, 1), 1.0), text=f"{d}/{t} · {text}")), "Replay")
+        if replayed:
+            from rag_core.evaluation.charts import leaderboard
+
+            st.markdown("Bundle results (left) and this machine's replay (right):")
+            left, right = st.columns(2)
+            left.dataframe(leaderboard(bundle.run), hide_index=True)
+            right.dataframe(leaderboard(replayed), hide_index=True)
+    for trace in bundle.agent_traces:
+        with st.expander(f"Agent trace · {trace['question_id']} · {trace['question'][:80]}"):
+            st.text(trace.get("answer", ""))
+            st.json(trace.get("trace", {}), expanded=False)
