@@ -1,0 +1,190 @@
+"""Agent Playground: chat with the agent and watch every step — route, k, confidence, zoom, de-dup, tokens."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from rag_core.agent import AgentResult, AgentState, run_agent
+from ui import state
+
+CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
+LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
+            "model, set `RAG_LLM_BASE_URL` (e.g. `http://127.0.0.1:11434/v1`), `RAG_LLM_API_KEY` and `RAG_LLM_MODEL`, "
+            "then restart the app.")
+
+
+@st.cache_resource(show_spinner=False)
+def _llm():
+    from rag_core.llm import llm_from_settings
+
+    return llm_from_settings(state.settings())
+
+
+def step_label(step) -> str:
+    icon = "✅" if step.ok else "⚠️"
+    args = ", ".join(f"{k}={v!r}"[:60] for k, v in step.args.items() if k not in ("answer", "citations"))
+    return f"{icon} Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms"
+
+
+def render_step(step, box) -> None:
+    """Everything about one step, inside ``box`` (an ``st.status`` or expander)."""
+    box.markdown(f"**Why:** {html.escape(step.reason)}")
+    if step.error:
+        box.error(step.error)
+    facts = []
+    if step.route:
+        facts.append(f"route **{step.route}** ({html.escape(step.route_reason or '')})")
+    if step.k_by_iteration:
+        facts.append(f"k {' → '.join(map(str, step.k_by_iteration))}")
+    if step.confidence is not None:
+        verdict = "≥" if step.confidence >= step.threshold else "<"
+        facts.append(f"confidence {step.confidence:.2f} {verdict} threshold {step.threshold:.2f}")
+    if step.granularity:
+        facts.append(f"granularity **{step.granularity}**")
+    if step.filters:
+        facts.append(f"filters {step.filters}")
+    facts.append(f"context {step.context_tokens_in} → {step.context_tokens_out} of {step.context_budget} tokens")
+    if step.llm_tokens:
+        facts.append(f"LLM tokens {step.llm_tokens}")
+    box.markdown(" · ".join(facts))
+    for retry in step.llm_retries:
+        box.caption(f"retry: {retry}")
+    if step.hits:
+        box.dataframe(pd.DataFrame(step.hits)[["confidence", "score", "source", "heading", "granularity", "tokens",
+                                              "chunk_id"]], hide_index=True)
+    removed = step.dedup_removed + step.replaced
+    if removed:
+        box.caption("Removed from the context: " + "; ".join(
+            f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed))
+
+
+def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
+    points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
+              enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
+    figure = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
+                                  text=[f"k={p[2]}" for p in points], name="confidence"))
+    figure.add_trace(go.Bar(x=[p[0] for p in points], y=[p[2] / 20 for p in points], name="k (÷20)", opacity=0.3))
+    figure.add_hline(y=threshold, line_dash="dash", line_color="red", annotation_text=f"threshold {threshold}")
+    figure.update_layout(height=250, margin={"l": 10, "r": 10, "t": 30, "b": 10}, yaxis_range=[0, 1.05],
+                         xaxis_title="step · retrieval iteration", yaxis_title="confidence")
+    return figure
+
+
+def gauge(tokens: int, budget: int) -> go.Figure:
+    figure = go.Figure(go.Indicator(mode="gauge+number", value=tokens, title={"text": "context tokens"},
+                                    gauge={"axis": {"range": [0, budget]}, "threshold": {"value": budget}}))
+    figure.update_layout(height=200, margin={"l": 20, "r": 20, "t": 40, "b": 0})
+    return figure
+
+
+def render_result(result: AgentResult, turn: int, threshold: float) -> None:
+    """The answer, clickable citations, the charts, the context receipt and the export button."""
+    if result.fallback:
+        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
+    st.markdown(result.answer)
+    by_id = {h.chunk.id: h for h in result.context_hits}
+    cols = st.columns(max(1, min(4, len(result.citations))))
+    for i, chunk_id in enumerate(result.citations):
+        hit = by_id[chunk_id]
+        if cols[i % len(cols)].button(f"📎 {hit.source_name} › {hit.chunk.heading or chunk_id}"[:70],
+                                      key=f"cite-{turn}-{chunk_id}", help=f"Open chunk {chunk_id} in Chunk Explorer"):
+            try:
+                state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)
+            except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
+                st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {hit.source_name} is pre-selected there.")
+    st.caption(f"Stopped: {result.stop_reason} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
+               f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
+    left, right = st.columns([2, 1])
+    if any(s.confidence_by_iteration for s in result.steps):
+        left.plotly_chart(confidence_figure(result, threshold), key=f"conf-{turn}")
+    right.plotly_chart(gauge(result.context_tokens, result.context.get("budget", 0) or 1), key=f"gauge-{turn}")
+    with st.expander("Context receipt: exactly what the model saw"):
+        st.code(result.context_text or "(empty context)", language=None)
+    st.download_button("Export trace (JSON)", result.to_json(), file_name=f"agent-trace-{turn}.json",
+                       mime="application/json", key=f"export-{turn}")
+
+
+def one_shot(question: str, index, config) -> None:
+    """One-shot top-5 hybrid RAG on the same question, answered by the same extractive answerer."""
+    from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
+    from rag_core.retrieval.dynamic import Retriever
+
+    retrieval = config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1})
+    result = state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
+    if result is None:
+        return
+    st.markdown(extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*"))
+    st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
+               f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
+    with st.expander("One-shot context"):
+        st.code(result.context.text or "(empty)", language=None)
+
+
+st.title("🤖 Agent Playground")
+config = state.active_config()
+settings = state.settings()
+prefill = state.take_prefill("agent")
+if prefill.get("compare"):
+    st.session_state[COMPARE_KEY] = True
+with st.sidebar:
+    st.subheader("Agent")
+    llm_ready = settings.llm_configured
+    policy = st.radio("Policy", ["offline", "llm"], key=POLICY_KEY, horizontal=True,
+                      index=1 if llm_ready and config.agent.policy == "llm" else 0, disabled=not llm_ready)
+    if not llm_ready:
+        st.info(LLM_HELP)
+    knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps),
+             "max_retrievals": st.slider("Max searches", 1, 10, config.agent.max_retrievals),
+             "context_budget": st.slider("Context budget (tokens)", 200, 8000, config.agent.context_budget, 100),
+             "policy": policy}
+    threshold = st.slider("Min confidence", 0.0, 1.0, config.retrieval.min_confidence, 0.05)
+    compare = st.toggle("Side by side: one-shot RAG vs agent", key=COMPARE_KEY)
+    if st.button("New conversation"):
+        st.session_state[CHAT_KEY], st.session_state[STATE_KEY] = [], AgentState()
+config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs),
+                                   "retrieval": config.retrieval.model_copy(update={"min_confidence": threshold})})
+index = state.guarded(lambda: state.index_for(config), "Opening the index")
+if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
+    st.info("The active index is empty: add documents on the Documents page first.")
+    index = None
+chat = st.session_state.setdefault(CHAT_KEY, [])
+for turn, (question, result) in enumerate(chat):
+    st.chat_message("user").markdown(html.escape(question))
+    with st.chat_message("assistant"):
+        for step in result.steps:
+            render_step(step, st.expander(step_label(step)))
+        render_result(result, turn, threshold)
+asked = st.chat_input("Ask about your documents", disabled=index is None) or prefill.get("question")
+if asked and index is not None:
+    st.chat_message("user").markdown(html.escape(asked))
+    columns = st.columns(2) if compare else [None, st.container()]
+    if compare:
+        with columns[0]:
+            st.subheader("One-shot RAG (top-5 hybrid)")
+            one_shot(asked, index, config)
+    with columns[1]:
+        if compare:
+            st.subheader(f"Agent ({policy} policy)")
+        with st.chat_message("assistant"):
+            conversation = st.session_state.setdefault(STATE_KEY, AgentState())
+            llm = _llm() if policy == "llm" else None
+
+            def _run():
+                final = None
+                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
+                    if isinstance(event, AgentResult):
+                        final = event
+                    else:
+                        box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
+                        render_step(event, box)
+                return final
+
+            result = state.guarded(_run, "The agent")
+            if result is not None:
+                render_result(result, len(chat), threshold)
+                chat.append((asked, result))
