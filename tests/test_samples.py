@@ -148,6 +148,8 @@ def test_golden_is_valid_jsonl_with_unique_ids_and_known_intents():
     assert all(isinstance(item, dict) and GOLDEN_KEYS <= item.keys() for item in items)
     ids = [item["id"] for item in items]
     assert len(ids) == len(set(ids))
+    questions = [item["question"].strip().casefold() for item in items]
+    assert len(questions) == len(set(questions)), "a question is asked twice"
     assert all(re.fullmatch(r"q\d{2,3}", i) for i in ids)
     assert {item["intent"] for item in items} <= set(INTENTS)
 
