@@ -20,7 +20,6 @@ from typing import Any
 
 from filelock import FileLock
 
-from rag_core.errors import LoadError
 from rag_core.loaders import load_many
 from rag_core.types import Document
 
@@ -163,20 +162,29 @@ class DocumentStore:
 
     def add(self, doc: Document) -> tuple[Document, bool]:
         """Store ``doc``; returns ``(stored, True)``, or ``(existing, False)`` when the same file is already here."""
+        return self.add_many([doc])[0]
+
+    def add_many(self, docs: Iterable[Document]) -> list[tuple[Document, bool]]:
+        """``add`` for a batch, writing the index once (a folder of 1,000 files must not rewrite it 1,000 times)."""
+        results: list[tuple[Document, bool]] = []
         with self._mutex, self._lock:
             self._index_stamp = None
             self._refresh()
-            existing = self._docs.get(doc.id)
-            if existing is not None:
-                return existing, False
-            path = self._doc_path(doc.id)
-            atomic_write_text(path, json.dumps(doc.to_dict(), ensure_ascii=False))
-            summaries = [_summary(self._docs[i]) for i in self._order] + [_summary(doc)]
-            self._write_index(summaries)
-            self._order.append(doc.id)
-            self._docs[doc.id] = doc
+            new: list[Document] = []
+            for doc in docs:
+                existing = self._docs.get(doc.id)
+                if existing is not None:
+                    results.append((existing, False))
+                    continue
+                atomic_write_text(self._doc_path(doc.id), json.dumps(doc.to_dict(), ensure_ascii=False))
+                self._order.append(doc.id)
+                self._docs[doc.id] = doc
+                new.append(doc)
+                results.append((doc, True))
+            if new:
+                self._write_index([_summary(self._docs[i]) for i in self._order])
             self._index_stamp = self._stamp()
-            return doc, True
+        return results
 
     def delete(self, doc_id: str) -> bool:
         """Remove a document; False when it was not there."""
@@ -215,11 +223,11 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     """Load files (paths or ``(name, bytes)`` pairs) and store them, going on past per-file failures."""
     docs, errors = load_many(items, max_bytes=max_bytes, progress=progress)
     report = AddReport(errors=list(errors))
-    for doc in docs:
-        try:
-            stored, is_new = store.add(doc)
-        except (OSError, LoadError) as e:
-            report.errors.append((doc.name, f"{doc.name}: could not be saved ({e})."))
-            continue
+    try:
+        results = store.add_many(docs)
+    except OSError as e:
+        report.errors.extend((doc.name, f"{doc.name}: could not be saved ({e.strerror or e}).") for doc in docs)
+        return report
+    for stored, is_new in results:
         (report.added if is_new else report.existing).append(stored)
     return report

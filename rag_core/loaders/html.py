@@ -46,8 +46,13 @@ def _clean_inline(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _child_tags(node: Tag, *names: str) -> list[Tag]:
+    """Direct children named ``names`` (cheaper than ``find_all(recursive=False)`` on large pages)."""
+    return [c for c in node.children if isinstance(c, Tag) and c.name.lower() in names]
+
+
 def _code_language(tag: Tag) -> str:
-    for candidate in (tag, *(tag.find_all("code", limit=1))):
+    for candidate in (tag, *_child_tags(tag, "code")[:1]):
         for cls in candidate.get("class") or []:
             match = _LANG_RE.match(cls)
             if match:
@@ -168,7 +173,7 @@ class _Converter:
         lines: list[str] = []
         number = int(node.get("start") or 1) if str(node.get("start") or "1").isdigit() else 1
         pad = "   " * indent
-        for item in node.find_all("li", recursive=False):
+        for item in _child_tags(node, "li"):
             marker = f"{number}." if ordered else "-"
             number += 1
             if depth > MAX_DEPTH:
@@ -188,10 +193,10 @@ class _Converter:
     def table(self, node: Tag) -> str:
         rows: list[list[str]] = []
         header_rows = 0
-        for tr in node.find_all("tr"):
-            if tr.find_parent("table") is not node:
-                continue  # nested tables are flattened into their cell's text
-            cells = tr.find_all(["th", "td"], recursive=False)
+        # Rows directly in the table or in its thead/tbody/tfoot; nested tables flatten into their cell's text.
+        trs = [tr for group in (node, *_child_tags(node, "thead", "tbody", "tfoot")) for tr in _child_tags(group, "tr")]
+        for tr in trs:
+            cells = _child_tags(tr, "th", "td")
             if not cells:
                 continue
             row: list[str] = []

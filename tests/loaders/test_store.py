@@ -150,3 +150,16 @@ def test_add_files_reports_added_existing_and_errors(data_dir, tmp_path):
     assert second.added == [] and [d.name for d in second.existing] == ["a.md"]
     assert second.errors[0][0] == "huge.md" and "limit" in second.errors[0][1]
     assert [d.name for d in second.documents] == ["a.md"]
+
+
+def test_add_many_writes_the_index_once_and_dedupes_within_the_batch(data_dir, monkeypatch):
+    store = DocumentStore(data_dir)
+    writes = []
+    original = DocumentStore._write_index
+    monkeypatch.setattr(DocumentStore, "_write_index", lambda self, s: writes.append(len(s)) or original(self, s))
+    docs = [load_bytes(f"d{i}.md", f"# {i}\n".encode()) for i in range(5)]
+    results = store.add_many([*docs, docs[0]])
+    assert [is_new for _, is_new in results] == [True] * 5 + [False]
+    assert results[5][0] is docs[0]
+    assert writes == [5]
+    assert [d.name for d in DocumentStore(data_dir).list()] == ["d0.md", "d1.md", "d2.md", "d3.md", "d4.md"]
