@@ -127,7 +127,7 @@ def drill_down(run, metric: str) -> None:
 st.title("📊 Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
 prefill = state.take_prefill("evaluate")
-question_set = pick_question_set(SOURCES[0] if prefill.get("question_set") in (None, "golden") else SOURCES[1])
+question_set = pick_question_set(SOURCES[{"upload": 1, "beir": 2}.get(prefill.get("question_set", "golden"), 0)])
 if question_set:
     st.caption(f"**{question_set.name}**: {len(question_set.questions)} questions · intents: "
                f"{', '.join(question_set.intents()) or '—'}")
