@@ -93,6 +93,8 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None) -> Docum
     metadata.update(converted.metadata)
     warnings.extend(converted.warnings)
     if not converted.text.strip():
+        if doc_type in ("markdown", "text", "code"):
+            raise LoadError(f"{name}: the file is empty.")
         raise LoadError(f"{name}: has no text content after conversion from {doc_type}.")
     metadata["original_type"] = doc_type
     metadata["converted"] = doc_type in ("html", "pdf", "csv", "docx")

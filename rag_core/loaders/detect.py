@@ -51,7 +51,8 @@ BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"RIFF", "a RIFF media file"), (b"\x7fELF", "an executable (ELF)"), (b"MZ", "a Windows executable"),
     (b"\x1f\x8b", "a gzip archive"), (b"BZh", "a bzip2 archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
     (b"Rar!", "a RAR archive"), (b"\xfd7zXZ\x00", "an xz archive"), (b"\x28\xb5\x2f\xfd", "a zstd archive"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office file (.doc/.xls/.ppt; save it as .docx)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+     "a legacy or password-protected Office file (save it as an unprotected .docx)"),
     (b"SQLite format 3\x00", "an SQLite database"), (b"OggS", "an Ogg media file"), (b"fLaC", "a FLAC audio file"),
     (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon file"), (b"wOFF", "a web font"),
 )
@@ -108,8 +109,12 @@ def binary_signature(data: bytes) -> str | None:
 
 
 def is_pdf(data: bytes) -> bool:
-    # The PDF spec allows up to 1 KB of junk before the header.
-    return b"%PDF-" in data[:1024]
+    """A PDF header at the start, or (the spec allows leading junk) in the first 1 KB of a file ending in %%EOF.
+
+    The second condition keeps a Markdown note that merely mentions "%PDF-" from being read as a PDF.
+    """
+    head = data[:1024]
+    return head.lstrip().startswith(b"%PDF-") or (b"%PDF-" in head and b"%%EOF" in data[-2048:])
 
 
 def zip_kind(data: bytes) -> str | None:

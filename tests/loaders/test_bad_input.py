@@ -23,6 +23,19 @@ def _error(name: str, data: bytes, **kwargs) -> str:
 def test_empty_and_blank_files():
     assert _error("empty.md", b"") == "empty.md: the file is empty."
     assert _error("blank.txt", b"  \n\t\n") == "blank.txt: the file is empty."
+    assert _error("blank16.md", "  \n".encode("utf-16")) == "blank16.md: the file is empty."
+    assert _error("scripts.html", b"<html><script>x()</script></html>") == (
+        "scripts.html: has no text content after conversion from html.")
+
+
+def test_markdown_mentioning_the_pdf_header_is_not_a_pdf():
+    doc = load_bytes("pdf-notes.md", b"# PDF notes\n\nEvery PDF starts with %PDF-1.7 in its header.\n")
+    assert doc.doc_type == "markdown"
+
+
+def test_random_bytes_are_binary():
+    data = bytes((i * 7919 + 13) % 255 + 1 for i in range(3000))  # no NUL byte, no valid encoding
+    assert "looks binary" in _error("noise.md", data)
 
 
 def test_binary_named_md():
@@ -51,7 +64,8 @@ def test_zip_that_is_not_docx():
 
 
 def test_legacy_doc_is_named():
-    assert "legacy Office file" in _error("old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100)
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100
+    assert "legacy or password-protected Office file" in _error("old.doc", ole)
 
 
 def test_corrupt_pdf(make_pdf):
