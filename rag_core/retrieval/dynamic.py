@@ -2,8 +2,9 @@
 
 Dynamic retrieval starts small (``initial_k``) and searches again only while the result's calibrated confidence
 is below ``min_confidence``: each new pass doubles k (up to ``max_k``) and relaxes one filter, first dropping the
-chunk-type filter (the intent's guess), then widening granularity (paragraph → paragraph + section → any). The
-last pass is the result; every pass is recorded with its decision and timing.
+chunk-type filter (the intent's guess), then widening granularity (paragraph → paragraph + section → any). Under
+the ``auto`` strategy a vector or keyword route that is not confident also escalates to hybrid on the next pass.
+The last pass is the result; every pass is recorded with its decision and timing.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class Retriever:
         context = format_context(kept, budget=config.token_budget)
         return RetrievalResult(
             query=query, rewritten_query=search_query, intent=intent.name, intent_reason=intent.reason,
-            route=iterations[-1].strategy, route_reason=strategy_reason, hits=kept,
+            route=iterations[-1].strategy, route_reason=iterations[-1].strategy_reason, hits=kept,
             confidence=iterations[-1].confidence, iterations=iterations, dedup=report, context=context,
             elapsed_ms=(time.perf_counter() - started) * 1000, rewrite_notes=list(rewrite.notes),
             config=config.model_dump(),
@@ -205,17 +206,27 @@ class Retriever:
                                    below_min_score=below)
             iterations.append(trace)
             relaxed = _relax(plan)
+            # Under ``auto`` the router's single-retriever guess is itself a filter: a low-confidence pass
+            # escalates to hybrid, which holds both retrievers' evidence.
+            escalate = config.strategy == "auto" and strategy in ("vector", "keyword")
             if confidence >= config.min_confidence:
                 trace.decision, trace.decision_reason = "stop", (
                     f"confidence {confidence:.3f} ≥ min_confidence {config.min_confidence}")
             elif number == config.max_iterations:
                 trace.decision, trace.decision_reason = "stop", (
                     f"max_iterations ({config.max_iterations}) reached with confidence {confidence:.3f}")
-            elif relaxed is not None:
+            elif relaxed is not None or escalate:
                 new_k = min(2 * k, config.max_k)
-                plan, change = relaxed
+                changes = []
+                if escalate:
+                    changes.append(f"switched {strategy} → hybrid")
+                    reason = f"escalated from {strategy} ({reason}): confidence {confidence:.3f} was too low"
+                    strategy = "hybrid"
+                if relaxed is not None:
+                    plan, change = relaxed
+                    changes.append(change)
                 trace.decision, trace.decision_reason = "relax", (
-                    f"confidence {confidence:.3f} < {config.min_confidence}: {change}, k {k} → {new_k}")
+                    f"confidence {confidence:.3f} < {config.min_confidence}: {'; '.join(changes)}, k {k} → {new_k}")
                 k = new_k
             elif k < config.max_k:
                 new_k = min(2 * k, config.max_k)

@@ -125,3 +125,13 @@ def test_dedup_drops_chunks_inside_a_selected_section(fake_index):
     assert {d.chunk_id for d in result.dedup.dropped} == {"p-install", "p-config", "c-config", "t-limits"}
     assert {d.reason for d in result.dedup.dropped} == {"contained in selected section s-guide"}
     assert result.dedup.tokens_saved == sum(fake_index.get(d.chunk_id).tokens for d in result.dedup.dropped)
+
+
+def test_auto_escalates_an_unconfident_single_retriever_to_hybrid(fake_index):
+    result = _retriever(fake_index, min_confidence=1.0, granularity="any").retrieve("why are bananas yellow")
+    assert [it.strategy for it in result.iterations] == ["vector", "hybrid", "hybrid"]
+    assert "switched vector → hybrid" in result.iterations[0].decision_reason
+    assert result.route == "hybrid"
+    assert result.route_reason.startswith("escalated from vector (natural-language question")
+    fixed = _retriever(fake_index, strategy="vector", min_confidence=1.0, granularity="any").retrieve("bananas")
+    assert {it.strategy for it in fixed.iterations} == {"vector"}  # an explicit strategy is never switched
