@@ -1,0 +1,56 @@
+"""``eval questions`` end to end on a tiny hash-embedder collection (real index, retriever and agent)."""
+
+import json
+
+from rag_core.cli import main
+from rag_core.config import EmbeddingConfig, RAGConfig
+from rag_core.loaders import load_bytes
+from rag_core.services import open_index
+
+GUIDE = """# Wrenfall guide
+
+## Keys
+
+To rotate the API key, open Settings, choose Keys and press Rotate. The old key stops working after one hour.
+
+## Timeouts
+
+The request timeout defaults to 30 seconds. Raise it with `--timeout`.
+"""
+CONFIG = RAGConfig(name="cli-eval", embedding=EmbeddingConfig(embedder="hash"))
+
+
+def test_eval_questions_json(tmp_path, capsys):
+    open_index(CONFIG, collection="cli-eval").ingest([load_bytes("guide.md", GUIDE.encode())])
+    questions = tmp_path / "q.csv"
+    questions.write_text("id,question,answer_text,intent\n"
+                         "k,How do I rotate the API key?,press Rotate,procedure\n"
+                         "t,What is the default request timeout?,defaults to 30 seconds,fact\n")
+    config = tmp_path / "c.json"
+    config.write_text(CONFIG.model_dump_json())
+    code = main(["eval", "questions", str(questions), "--collection", "cli-eval", "--config", str(config),
+                 "--strategy", "keyword", "--strategy", "agent", "--per-question", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["questions"], data["status"], data["config"]) == (2, "complete", "cli-eval")
+    summary = {row["strategy"]: row for row in data["summary"]}
+    assert set(summary) == {"keyword", "agent"}
+    assert summary["keyword"]["hit@5"] == 1.0  # two sections, each answer in one of them
+    assert summary["agent"]["steps"] >= 1 and summary["agent"]["errors"] == 0
+    assert len(data["records"]) == 4 and "trace" not in data["records"][0]
+
+
+def test_eval_questions_errors(tmp_path, capsys):
+    assert main(["eval", "questions", str(tmp_path / "none.csv"), "--collection", "x"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,colour\nQ?,red\n")
+    assert main(["eval", "questions", str(bad), "--collection", "x"]) == 2
+    assert "bad.csv row 2: unknown field 'colour'" in capsys.readouterr().err
+    good = tmp_path / "good.csv"
+    good.write_text("question,answer_text\nQ?,x\n")
+    hash_config = tmp_path / "c.json"
+    hash_config.write_text(CONFIG.model_dump_json())
+    assert main(["eval", "questions", str(good), "--collection", "empty-one", "--config", str(hash_config)]) == 2
+    assert "collection 'empty-one' holds no documents" in capsys.readouterr().err
