@@ -7,9 +7,13 @@ from bisect import bisect_right
 from typing import Any
 
 
-def chunk_id(doc_id: str, granularity: str, start: int, end: int, position: int, params: str) -> str:
-    """sha256 of (doc id, granularity, span, position in parent, strategy parameters), 16 hex digits."""
-    key = f"{doc_id}\0{granularity}\0{start}\0{end}\0{position}\0{params}"
+def chunk_id(doc_id: str, granularity: str, start: int, end: int, position: int, params: str, scope: str = "") -> str:
+    """sha256 of (doc id, granularity, span, position in parent, strategy parameters), 16 hex digits.
+
+    ``scope`` tells apart chunks that share all of these, such as the last part of a section and the
+    subsection it consists of (the heading path differs).
+    """
+    key = f"{doc_id}\0{granularity}\0{start}\0{end}\0{position}\0{params}\0{scope}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

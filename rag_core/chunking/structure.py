@@ -251,7 +251,7 @@ class _Builder:
             granularity, start, end, text, tokens, main[0] if main else "heading", verbatim,
             language=languages[0] if languages else None, heading_path=list(heading_path),
             oversized=any(u.oversized for u in units) and tokens > self.max_tokens,
-            continued=units[0].continued, contains_types=sorted(by_type), units=units,
+            continued=any(u.continued for u in units), contains_types=sorted(by_type), units=units,
         )
         if len(units) == 1 and units[0].pieces > 1:
             node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
@@ -270,17 +270,29 @@ class _Builder:
     def paragraphs(self) -> list[Node]:
         groups: list[list[Unit]] = []
         pending: list[Unit] = []  # a heading and/or lead-ins waiting for the block they introduce
+
+        def flush() -> None:
+            """Emit waiting units together when they fit, else packed greedily in order."""
+            current: list[Unit] = []
+            for unit in pending:
+                if current and not self._fits(current + [unit]):
+                    groups.append(current)
+                    current = []
+                current.append(unit)
+            if current:
+                groups.append(current)
+            pending.clear()
+
         for index, block in enumerate(self.blocks):
             units = self.units_of(index)
             if block.kind == "heading":
-                if pending:
-                    groups.append(pending)
-                pending = units
+                flush()
+                pending.extend(units)
             elif self._is_lead_in(index):
-                pending = pending + units
+                pending.extend(units)
             elif block.kind == "hr":
                 if pending:
-                    pending = pending + units
+                    pending.extend(units)
                 elif groups and self._fits(groups[-1] + units) and not self._heading_between(groups[-1], index):
                     groups[-1] = groups[-1] + units
                 else:
@@ -289,14 +301,12 @@ class _Builder:
                 first, rest = units[0], units[1:]
                 if pending and self._fits(pending + [first]) and not first.oversized:
                     groups.append(pending + [first])
+                    pending.clear()
                 else:
-                    if pending:
-                        groups.append(pending)
+                    flush()
                     groups.append([first])
                 groups.extend([u] for u in rest)
-                pending = []
-        if pending:
-            groups.append(pending)
+        flush()
 
         nodes: list[Node] = []
         for units in groups:
@@ -431,7 +441,8 @@ def _to_chunks(doc: Document, nodes: list[Node], params: str) -> list[Chunk]:
         if position is None:
             position, top = top, top + 1
         node.metadata["position"] = position
-        ids[id(node)] = chunk_id(doc.id, node.granularity, node.start, node.end, position, params)
+        scope = "\0".join(node.heading_path) if node.granularity == "section" else ""
+        ids[id(node)] = chunk_id(doc.id, node.granularity, node.start, node.end, position, params, scope)
     chunks = []
     for node in nodes:
         metadata = {k: v for k, v in node.metadata.items() if k != "position"}
