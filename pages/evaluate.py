@@ -87,7 +87,7 @@ def show_run(run, store: ResultsStore) -> None:
         st.error("⚠️ Regression against the saved baseline: " + "; ".join(
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
             for r in regressions))
-    st.dataframe(charts.leaderboard(run), hide_index=True, use_container_width=True)
+    st.dataframe(charts.leaderboard(run), hide_index=True, width="stretch")
     rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
     c1, c2 = st.columns([3, 1])
     chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row")
@@ -97,17 +97,17 @@ def show_run(run, store: ResultsStore) -> None:
             st.success(f"Baseline saved for {chosen} on '{run.question_set['name']}'.")
     left, right = st.columns(2)
     kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k")
-    left.plotly_chart(charts.metric_vs_k(run, kind), use_container_width=True)
-    right.plotly_chart(charts.tokens_vs_recall(run), use_container_width=True)
+    left.plotly_chart(charts.metric_vs_k(run, kind), width="stretch")
+    right.plotly_chart(charts.tokens_vs_recall(run), width="stretch")
     metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im")
-    st.plotly_chart(charts.per_intent_bars(run, metric), use_container_width=True)
+    st.plotly_chart(charts.per_intent_bars(run, metric), width="stretch")
     drill_down(run, metric)
 
 
 def drill_down(run, metric: str) -> None:
     st.subheader("Per question")
     table = charts.questions_table(run, metric)
-    st.dataframe(table, hide_index=True, use_container_width=True)
+    st.dataframe(table, hide_index=True, width="stretch")
     labels = {f"{row.id} · {row.question[:80]}": row.id for row in table.itertuples()}
     picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")
     for record in (r for r in run.records if picked and r["question_id"] == labels[picked]):
@@ -118,7 +118,7 @@ def drill_down(run, metric: str) -> None:
                 st.error(record["error"])
             st.caption(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms")
             if record["hits"]:
-                st.dataframe(record["hits"], hide_index=True, use_container_width=True)
+                st.dataframe(record["hits"], hide_index=True, width="stretch")
             if record.get("answer"):
                 st.text(record["answer"])
             st.json(record.get("trace") or {}, expanded=False)
@@ -181,7 +181,7 @@ with sweep_tab:
         grid = sweep_grid(sweep_run, sweep_metric)
         st.caption(f"Sweep {sweep_run.id} on '{sweep_run.question_set['name']}' ({sweep_run.status})")
         for strategy in sweep_run.strategies:
-            st.plotly_chart(charts.sweep_heatmap(grid, sweep_metric, strategy), use_container_width=True)
+            st.plotly_chart(charts.sweep_heatmap(grid, sweep_metric, strategy), width="stretch")
 
 with config_tab:
     from ui.eval_panels import bundle_panel, config_panel

@@ -33,7 +33,7 @@ def step(number: int, title: str, text: str, button: str, key: str, page: str, d
     with st.container(border=True):
         left, right = st.columns([4, 1], vertical_alignment="center")
         left.markdown(f"**{number}. {title}**  \n{text}")
-        if right.button(button, key=key, disabled=disabled, use_container_width=True):
+        if right.button(button, key=key, disabled=disabled, width="stretch"):
             state.goto(page, **prefill)
 
 
@@ -78,6 +78,6 @@ if run is not None:
 
     st.subheader("Latest leaderboard")
     st.caption(f"Run {run.id} on '{run.question_set['name']}' ({run.created}).")
-    st.dataframe(leaderboard(run), hide_index=True, use_container_width=True)
+    st.dataframe(leaderboard(run), hide_index=True, width="stretch")
 elif not docs:
     st.info("Start with step 1: nothing is loaded yet.")

@@ -35,7 +35,7 @@ def config_panel() -> None:
         st.info("No saved configuration yet.")
     else:
         configs = [c for c in (state.guarded(lambda n=n: store.load(n), f"Configuration '{n}'") for n in names) if c]
-        st.dataframe(pd.DataFrame([_config_row(c) for c in configs]), hide_index=True, use_container_width=True)
+        st.dataframe(pd.DataFrame([_config_row(c) for c in configs]), hide_index=True, width="stretch")
         name = st.selectbox("Saved configuration", names, key="cfg_pick")
         b1, b2, b3 = st.columns(3)
         if b1.button("Load as active", key="cfg_load"):
