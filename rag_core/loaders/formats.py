@@ -94,7 +94,13 @@ def convert_pdf(name: str, data: bytes) -> Converted:
         raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
     if not parts:
         raise LoadError(f"{name}: the PDF has no extractable text (a scanned image?); run OCR on it first.")
-    metadata = {"pages": pages, "page_count": n_pages}
+    metadata: dict[str, Any] = {"pages": pages, "page_count": n_pages}
+    try:
+        title = (reader.metadata.title or "").strip() if reader.metadata else ""
+    except Exception:  # a damaged info dictionary must not lose the text we already have
+        title = ""
+    if title:
+        metadata["title"] = title[:200]
     if encrypted:
         metadata["encrypted"] = "opened with an empty password"
     return Converted("\n\n".join(parts) + "\n", metadata)
@@ -130,6 +136,24 @@ def check_zip_bomb(name: str, data: bytes) -> None:
                         f"{compressed / 1024:.0f} KB (a zip bomb?); refusing to open it.")
 
 
+def _outline_level(paragraph) -> int | None:
+    """Heading level from ``w:outlineLvl`` on the paragraph or its style chain (localised Word names its heading
+    styles "Überschrift 1", "Titre 1" …, but the outline level is the same); None for body text."""
+    from docx.oxml.ns import qn
+
+    elements = [paragraph._p]
+    style, seen = paragraph.style, 0
+    while style is not None and seen < 10:
+        elements.append(style.element)
+        style, seen = style.base_style, seen + 1
+    for element in elements:
+        found = element.find(qn("w:pPr") + "/" + qn("w:outlineLvl"))
+        if found is not None:
+            value = str(found.get(qn("w:val")))
+            return int(value) + 1 if value.isdigit() and int(value) < 9 else None
+    return None
+
+
 def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
     from docx.oxml.ns import qn
 
@@ -139,8 +163,9 @@ def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
     style = (paragraph.style.name if paragraph.style is not None else "") or ""
     lower = style.lower()
     match = re.match(r"heading\s*(\d)", lower)
-    if match:
-        return "#" * min(int(match.group(1)), 6) + " " + re.sub(r"\s+", " ", text)
+    level = int(match.group(1)) if match else _outline_level(paragraph)
+    if level:
+        return "#" * min(level, 6) + " " + re.sub(r"\s+", " ", text)
     if lower == "title":
         return "# " + re.sub(r"\s+", " ", text)
     num_pr = paragraph._p.find(qn("w:pPr") + "/" + qn("w:numPr")) if paragraph._p.pPr is not None else None
