@@ -9,7 +9,7 @@ from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 
-def make_pdf(pages: list[str], password: str | None = None) -> bytes:
+def make_pdf(pages: list[str], password: str | None = None, title: str | None = None) -> bytes:
     """A PDF with one line of Helvetica text per page, built with pypdf's writer."""
     writer = PdfWriter()
     font = DictionaryObject({
@@ -27,6 +27,8 @@ def make_pdf(pages: list[str], password: str | None = None) -> bytes:
         page[NameObject("/Resources")] = DictionaryObject({
             NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref}),
         })
+    if title is not None:
+        writer.add_metadata({"/Title": title})
     if password is not None:
         writer.encrypt(password)
     out = io.BytesIO()

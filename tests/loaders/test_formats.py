@@ -130,6 +130,11 @@ def test_pdf_text_per_page_with_page_map(make_pdf):
     assert page_of(doc.metadata, 13) == 2
 
 
+def test_pdf_title_in_metadata(make_pdf):
+    assert load_bytes("t.pdf", make_pdf(["Body."], title="Quarterly report")).metadata["title"] == "Quarterly report"
+    assert "title" not in load_bytes("u.pdf", make_pdf(["Body."])).metadata
+
+
 def test_pdf_detected_from_content_even_when_named_txt(make_pdf):
     assert load_bytes("report.txt", make_pdf(["Hi."])).doc_type == "pdf"
 
