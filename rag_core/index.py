@@ -239,11 +239,15 @@ class Index:
         manifest = self._side.read_manifest() or {"documents": {}, "generation": 0}
         chunks: dict[str, Chunk] = {}
         by_doc: dict[str, list[Chunk]] = {}
+        documents = manifest.get("documents", {})
         try:
-            for doc_id, entry in manifest.get("documents", {}).items():
-                doc_chunks = self._side.read_chunks(entry["file"])
-                by_doc[doc_id] = _doc_order(doc_chunks)
-                chunks.update((c.id, c) for c in doc_chunks)
+            for file_name in sorted({entry["file"] for entry in documents.values()}):
+                for chunk in self._side.read_chunks(file_name):
+                    # A segment may still hold chunks of documents replaced or removed since: skip those.
+                    if documents.get(chunk.doc_id, {}).get("file") == file_name:
+                        chunks[chunk.id] = chunk
+                        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+            by_doc = {doc_id: _doc_order(by_doc.get(doc_id, [])) for doc_id in documents}
         except FileNotFoundError as e:
             if attempts > 1 and self._side.stamp() != stamp:  # another process committed while we read: retry
                 return self._load(attempts - 1)
@@ -359,11 +363,11 @@ class Index:
                 now = _now()
                 for doc_id in replaced:
                     documents.pop(doc_id, None)
+                file_name = self._side.write_segment(generation, new_chunks) if entries else ""
                 for doc, doc_chunks in entries:
                     counts: dict[str, int] = {}
                     for chunk in doc_chunks:
                         counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
-                    file_name = self._side.write_chunks(doc.id, generation, doc_chunks)
                     documents[doc.id] = {"name": doc.name, "file": file_name, "updated": now, "chunks": counts,
                                          "doc_type": doc.doc_type, "size": doc.size}
                 chunks = {i: c for i, c in old.chunks.items() if c.doc_id not in replaced}

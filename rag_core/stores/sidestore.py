@@ -5,7 +5,8 @@ Layout under ``data_dir/indexes/<name>/``:
 - ``manifest.json`` — the committed state: embedder id and dimension, chunking, generation number and,
   per document, its name, chunk file and counts. Replaced atomically (temp file + fsync + ``os.replace``);
   replacing it *is* the commit of an ingest.
-- ``chunks/<doc_id>-g<generation>.json`` — one immutable file of full ``Chunk`` dicts per document version.
+- ``chunks/seg-g<generation>.json`` — the full ``Chunk`` dicts written by one commit (immutable); the manifest
+  names each document's segment, and a segment no document names any more is deleted.
 - ``bm25-g<generation>/`` — the keyword index of that generation.
 - ``pending.json`` — written before an ingest touches the vector store, removed after it finished;
   its presence on open means an ingest died midway and its vectors must be cleaned up.
@@ -77,8 +78,9 @@ class SideStore:
         atomic_write_text(self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1))
 
     # --- chunks -------------------------------------------------------------------------------------
-    def write_chunks(self, doc_id: str, generation: int, chunks: list[Chunk]) -> str:
-        name = f"{doc_id}-g{generation}.json"
+    def write_segment(self, generation: int, chunks: list[Chunk]) -> str:
+        """Write the chunks of one commit as one file (one fsync, not one per document). Returns its name."""
+        name = f"seg-g{generation}.json"
         atomic_write_text(self.chunk_dir / name, json.dumps([c.to_dict() for c in chunks], ensure_ascii=False))
         return name
 

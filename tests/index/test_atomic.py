@@ -64,7 +64,8 @@ def test_failure_after_vectors_were_written_rolls_back(open_index, auth_doc, bil
     monkeypatch.undo()
     assert snapshot(index) == before
     assert index._store.count() == 7
-    assert sorted(p.name.split("-g")[0] for p in index._side.chunk_dir.iterdir()) == [auth_doc.id]
+    referenced = {e["file"] for e in index._side.read_manifest()["documents"].values()}
+    assert {p.name for p in index._side.chunk_dir.iterdir()} == referenced == {"seg-g1.json"}
 
 
 def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, tmp_path: Path):
