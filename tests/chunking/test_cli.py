@@ -1,0 +1,63 @@
+import json
+
+from rag_core.cli import main
+
+GUIDE = "# Auth\n\nTokens expire.\n\n## Rows\n\n| k | v |\n|---|---|\n| a | 1 |\n"
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_chunk_json_lines_have_the_contract_fields(tmp_path, capsys):
+    path = write(tmp_path, "guide.md", GUIDE)
+    assert main(["chunk", str(path), "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["granularity"], r["heading_path"]) for r in records] == [
+        ("document", []), ("section", ["Auth"]), ("section", ["Auth", "Rows"]), ("paragraph", ["Auth"]),
+        ("paragraph", ["Auth", "Rows"]), ("row", ["Auth", "Rows"]),
+    ]
+    for r in records:
+        assert {"id", "doc_id", "granularity", "chunk_type", "language", "start", "end", "tokens", "heading_path",
+                "parent_id", "child_ids", "verbatim", "text"} <= set(r)
+        assert r["verbatim"] == (GUIDE[r["start"] : r["end"]] == r["text"])
+    assert records[-1]["text"] == "| k | v |\n|---|---|\n| a | 1 |" and records[-1]["verbatim"] is False
+
+
+def test_chunk_granularity_and_fixed_strategy(tmp_path, capsys):
+    path = write(tmp_path, "guide.md", GUIDE)
+    assert main(["chunk", str(path), "--granularity", "row", "--json"]) == 0
+    assert [json.loads(x)["granularity"] for x in capsys.readouterr().out.splitlines()] == ["row"]
+    assert main(["chunk", str(path), "--strategy", "fixed", "--max-tokens", "32", "--overlap", "4", "--json"]) == 0
+    records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["text"] for r in records] == [GUIDE[:-1] if records[0]["end"] == len(GUIDE) - 1 else GUIDE]
+
+
+def test_chunk_bad_file_and_bad_options_exit_2(tmp_path, capsys):
+    good = write(tmp_path, "ok.md", "Fine text.\n")
+    assert main(["chunk", str(tmp_path / "missing.md"), str(good), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 2  # the good file was still chunked (document + paragraph)
+    assert "missing.md" in captured.err
+    assert main(["chunk", str(good), "--max-tokens", "10"]) == 2
+    assert "max_tokens" in capsys.readouterr().err
+
+
+def test_lint_counts_folder_recursively(tmp_path, capsys):
+    sub = tmp_path / "docs" / "deep"
+    sub.mkdir(parents=True)
+    write(sub, "a.md", "# A\n\n```python\n" + "\n".join(f"x{i} = {i}" for i in range(60)) + "\n```\n")
+    write(tmp_path / "docs", "b.md", "Para one. Para two.\n")
+    assert main(["lint", str(tmp_path / "docs"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["files"] == 2 and summary["total"] == 0
+    assert summary["counts"]["code_fence_cut"] == 0
+    fixed_args = ["lint", str(tmp_path / "docs"), "--strategy", "fixed", "--max-tokens", "64", "--overlap", "0"]
+    assert main([*fixed_args, "--json"]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    # 6 windows over a.md: 5 boundaries fall inside the fence, each cuts the chunks on both sides.
+    assert fixed["counts"]["code_fence_cut"] == 10
+    assert fixed["total"] == sum(n for k, n in fixed["counts"].items() if k != "oversized_atomic")
+    assert main([*fixed_args, "--strict"]) == 1
