@@ -231,21 +231,26 @@ def load_model(path: Path | None = None) -> _Model:
         return model
 
 
-# BLAS is held to one thread while several batches run in parallel. threadpoolctl changes a process-wide
+# BLAS is held to one thread during every forward pass: parallelism comes from our own threads (numpy's
+# element-wise ops use one core anyway), and OpenBLAS threads spin badly on a busy machine (a query took 330 ms
+# with 2 BLAS threads against 40 ms with one, measured under load). threadpoolctl changes a process-wide
 # setting, so overlapping embed calls share one limit, applied by the first and lifted by the last.
 _blas_lock = threading.Lock()
 _blas_users = 0
 _blas_limiter = None
+_blas_controller = None
 
 
 @contextmanager
 def _single_threaded_blas():
-    global _blas_users, _blas_limiter
-    from threadpoolctl import threadpool_limits
-
+    global _blas_users, _blas_limiter, _blas_controller
     with _blas_lock:
         if _blas_users == 0:
-            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
+            if _blas_controller is None:  # scanning the loaded libraries once makes each limit ~0.1 ms
+                from threadpoolctl import ThreadpoolController
+
+                _blas_controller = ThreadpoolController()
+            _blas_limiter = _blas_controller.limit(limits=1, user_api="blas")
         _blas_users += 1
     try:
         yield
@@ -328,13 +333,13 @@ class MiniLMEmbedder:
         planned = plan_batches([len(ids) for ids in token_ids], self.batch_tokens)
         out = np.empty((total, self.dim), dtype=np.float32)
         done = 0
-        if self.threads == 1 or len(planned) == 1:
-            for positions in planned:
-                out[positions] = self._run_batch(token_ids, positions)
-                done += len(positions)
-                report(progress, done, total)
-            return out
         with _single_threaded_blas():
+            if self.threads == 1 or len(planned) == 1:
+                for positions in planned:
+                    out[positions] = self._run_batch(token_ids, positions)
+                    done += len(positions)
+                    report(progress, done, total)
+                return out
             futures = {self._executor().submit(self._run_batch, token_ids, p): p for p in planned}
             # Progress is reported from the calling thread (Streamlit widgets only update from the script thread).
             for future in as_completed(futures):
