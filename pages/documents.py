@@ -21,6 +21,12 @@ def md_escape(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
 
 
+def human_size(n_bytes: int) -> str:
+    if n_bytes < 1024:
+        return f"{n_bytes} B"
+    return f"{n_bytes / 1024:.1f} KB" if n_bytes < 1024 * 1024 else f"{n_bytes / 1024 / 1024:.1f} MB"
+
+
 @st.cache_data(show_spinner=False, max_entries=5000)
 def chunk_counts(doc_id: str, chunking_json: str) -> dict[str, int]:
     """Chunks per granularity of a stored document that the active index does not hold (yet)."""
@@ -84,17 +90,12 @@ settings, store, config = state.settings(), state.document_store(), state.active
 prefill = state.take_prefill("documents")
 index = state.guarded(state.active_index, "Opening the index")
 
-upload_col, sample_col = st.columns([3, 1])
-with upload_col:
-    uploads = st.file_uploader(
-        f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each)",
-        accept_multiple_files=True, type=None, key="documents_uploader",
-        help="Supported extensions: " + ", ".join(supported_types()),
-    )
-with sample_col:
-    st.write("")
-    load_samples = st.button("Load sample documents", type="primary", width="stretch",
-                             help="The shipped Wrenfall product docs: Markdown guides, CSV tables and Python code.")
+uploads = st.file_uploader(
+    f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each)",
+    accept_multiple_files=True, key="documents_uploader", help="Supported extensions: " + ", ".join(supported_types()),
+)
+load_samples = st.button("Load sample documents", type="primary",
+                         help="The shipped Wrenfall product docs: Markdown guides, CSV tables and Python code.")
 
 seen = st.session_state.setdefault(SEEN_UPLOADS_KEY, set())
 new_uploads = [f for f in uploads or [] if f.file_id not in seen]
@@ -126,9 +127,9 @@ for doc in docs:
     counts = entry.get("chunks", {}) if entry else chunk_counts(doc.id, config.chunking.model_dump_json())
     rows.append({
         "name": doc.name, "type": doc.doc_type + (f" ({doc.language})" if doc.language else ""),
-        "size (KB)": round(doc.size / 1024, 1),
-        **{g: counts.get(g, 0) for g in GRANULARITIES},
+        "size": human_size(doc.size),
         "index": "indexed" if entry else ("index unavailable" if index is None else "not indexed"),
+        **{g: counts.get(g, 0) for g in GRANULARITIES},
         "notes": "; ".join(doc.metadata.get("warnings", [])), "added": doc.created, "id": doc.id,
     })
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -90,6 +90,7 @@ def test_list_shows_unindexed_documents_with_chunk_counts_and_index_all(data_dir
     assert list(table["name"]) == ["guide.md", "plans.csv"]
     assert list(table["index"]) == ["not indexed", "not indexed"]
     assert list(table["type"]) == ["markdown", "csv"]
+    assert list(table["size"]) == ["35 B", "25 B"]
     assert list(table["document"]) == [1, 1]
     assert list(table["row"]) == [0, 2]
     index_all = [b for b in at.button if b.label.startswith("Index all")]
