@@ -154,7 +154,9 @@ with results_tab:
                   f"{' · ' + r['label'] if r['label'] else ''}": r["id"] for r in stored}
         ids = list(labels.values())
         current = st.session_state.get(RUN_KEY)
-        picked = st.selectbox("Run", list(labels), index=ids.index(current) if current in ids else 0)
+        if current not in ids:  # newest run that is not a sweep (sweeps have their own tab)
+            current = next((r["id"] for r in stored if r["label"] != "sweep"), ids[0])
+        picked = st.selectbox("Run", list(labels), index=ids.index(current))
         run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
         if run:
             show_run(run, store)

@@ -52,9 +52,9 @@ def tokens_vs_recall(run: EvalRun, metric: str = "recall@5") -> go.Figure:
     """Mean context tokens against ``metric``: up and to the left is better."""
     frame = pd.DataFrame([{"series": _series(r), "strategy": r["strategy"], "context tokens": r["context_tokens"],
                            metric: r[metric]} for r in run.summary])
-    figure = px.scatter(frame, x="context tokens", y=metric, color="strategy", text="series",
+    figure = px.scatter(frame, x="context tokens", y=metric, color="series", symbol="strategy",
                         title=f"context tokens vs {metric} (up-left is better)")
-    figure.update_traces(textposition="top center", marker={"size": 12})
+    figure.update_traces(marker={"size": 13})
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.1])
     return figure
 

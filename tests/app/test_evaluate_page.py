@@ -135,3 +135,25 @@ def test_prefill_selects_the_golden_set(data_dir):
     at = _app(prefill={"page": "evaluate", "question_set": "golden"}).run()
     assert not at.exception and at.radio[0].value == "Built-in golden set"
     assert "prefill" not in at.session_state
+
+
+def test_sweep_runs_a_grid_and_draws_the_heatmap(docs, data_dir):
+    at = _app().run()
+    at.multiselect(key="eval_sw_mt").set_value([256, 512])
+    at.multiselect(key="eval_sw_k").set_value([3])
+    at.multiselect(key="eval_sw_s").set_value(["keyword"])
+    _button(at, "Run sweep").click()
+    at.run()
+    assert not at.exception, at.exception
+    runs = ResultsStore(data_dir).list()
+    assert [(r["label"], r["status"], len(r["configs"])) for r in runs] == [("sweep", "complete", 2)]
+    assert [c.value for c in at.caption if c.value.startswith("Sweep ")][0].endswith("on 'golden' (complete)")
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_bundle_export_offers_a_download(docs, data_dir):
+    ResultsStore(data_dir).save(_hand_run("run-1", 0.8))
+    at = _app().run()
+    assert not at.exception
+    downloads = at.get("download_button")
+    assert any("Download bundle" in str(d.proto.label) for d in downloads)
