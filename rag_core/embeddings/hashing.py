@@ -42,44 +42,36 @@ class HashingEmbedder:
             raise ValueError(f"hash embedder dim must be an integer in [16, 65536], got {dim!r}")
         self.dim = dim
         self.id = f"hash-{dim}"
-        # Per-instance memo (a vocabulary repeats a lot): word -> (bucket indexes, signs) of its char n-grams.
-        self._char_features = lru_cache(maxsize=200_000)(self._hash_char_features)
-        self._hash = lru_cache(maxsize=400_000)(self._hash_one)
+        # Per-instance memos (a vocabulary repeats a lot). A feature hashes to a signed code: +-(bucket + 1).
+        self._code = lru_cache(maxsize=400_000)(self._hash_code)
+        self._char_codes = lru_cache(maxsize=200_000)(self._hash_char_codes)
 
-    def _hash_one(self, feature: str) -> tuple[int, float]:
+    def _hash_code(self, feature: str) -> int:
         value = zlib.crc32(feature.encode("utf-8"))
         # Low bits pick the bucket, the top bit the sign (independent enough for a 32-bit hash and dim < 2**31).
-        return value % self.dim, (1.0 if value & 0x80000000 else -1.0)
+        bucket = value % self.dim + 1
+        return bucket if value & 0x80000000 else -bucket
 
-    def _hash_char_features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
-        pairs = [self._hash("c:" + gram) for gram in _features_of_word(word)]
-        indexes = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-        signs = np.fromiter((p[1] for p in pairs), dtype=np.float32, count=len(pairs))
-        return indexes, signs
+    def _hash_char_codes(self, word: str) -> np.ndarray:
+        return np.array([self._code("c:" + gram) for gram in _features_of_word(word)], dtype=np.int64)
+
+    def _family(self, codes: np.ndarray) -> np.ndarray:
+        """Signed bucket counts of one feature family, scaled to unit length."""
+        part = np.bincount(np.abs(codes) - 1, weights=np.sign(codes), minlength=self.dim)
+        norm = float(np.linalg.norm(part))
+        return part / norm if norm > 0 else part
 
     def _vector(self, text: str) -> np.ndarray:
         words = WORD_PATTERN.findall(text.lower())
         if not words:
-            vector = np.zeros(self.dim, dtype=np.float32)
-            index, sign = self._hash(EMPTY_FEATURE)
-            vector[index] = sign
-            return vector
-        families = []
-        word_hashes = [self._hash("w:" + word) for word in words]
-        families.append((word_hashes, WORD_WEIGHT))
-        pair_hashes = [self._hash(f"p:{a} {b}") for a, b in zip(words, words[1:], strict=False)]
-        families.append((pair_hashes, PAIR_WEIGHT))
-        vector = np.zeros(self.dim, dtype=np.float32)
-        for hashed, weight in families:
-            if hashed:
-                part = np.zeros(self.dim, dtype=np.float32)
-                np.add.at(part, [h[0] for h in hashed], [h[1] for h in hashed])
-                vector += weight * part / max(float(np.linalg.norm(part)), 1e-12)
-        char_parts = [self._char_features(word) for word in words]
-        part = np.zeros(self.dim, dtype=np.float32)
-        np.add.at(part, np.concatenate([p[0] for p in char_parts]), np.concatenate([p[1] for p in char_parts]))
-        vector += CHAR_WEIGHT * part / max(float(np.linalg.norm(part)), 1e-12)
-        return vector
+            return self._family(np.array([self._code(EMPTY_FEATURE)], dtype=np.int64)).astype(np.float32)
+        code = self._code
+        vector = WORD_WEIGHT * self._family(np.array([code("w:" + word) for word in words], dtype=np.int64))
+        if len(words) > 1:
+            pairs = np.array([code(f"p:{a} {b}") for a, b in zip(words, words[1:], strict=False)], dtype=np.int64)
+            vector += PAIR_WEIGHT * self._family(pairs)
+        vector += CHAR_WEIGHT * self._family(np.concatenate([self._char_codes(word) for word in words]))
+        return vector.astype(np.float32)
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         texts = check_texts(texts)
