@@ -173,7 +173,7 @@ def run_evaluation(
         raise ValueError("pick at least one configuration")
     strategies = check_strategies(strategies)
     settings = settings or get_settings()
-    index_factory = index_factory or _default_index_factory(question_set, settings)
+    index_factory = index_factory or _default_index_factory(question_set, settings, progress)
     execute = execute or default_execute
     run = EvalRun(id=run_id(question_set, configs, strategies), created=datetime.now(UTC).isoformat(timespec="seconds"),
                   question_set=question_set.to_dict(), configs=[c.model_dump() for c in configs],
@@ -251,13 +251,19 @@ def _ensure_documents(index, documents: Sequence[Document], progress: Progress |
     index.ingest(list(missing), progress=report)
 
 
-def _default_index_factory(question_set: QuestionSet, settings: Settings) -> Callable[[RAGConfig], Any]:
+def _default_index_factory(question_set: QuestionSet, settings: Settings,
+                           progress: Progress | None) -> Callable[[RAGConfig], Any]:
     if question_set.kind == "beir":
         from rag_core.evaluation.beir import open_beir_index
         from rag_core.evaluation.questions import load_beir
 
         dataset = load_beir(question_set.source)
-        return lambda config: open_beir_index(dataset, config.embedding.embedder, settings)
+
+        def report(stage: str, done: int, total: int) -> None:
+            if progress:
+                progress(0, 1, f"{stage} the {dataset.name} corpus: {done}/{total} (embeddings are cached)")
+
+        return lambda config: open_beir_index(dataset, config.embedding.embedder, settings, report)
 
     from rag_core.services import open_index
 

@@ -57,3 +57,18 @@ def test_cli_eval_beir_json(beir_dir, capsys):
 def test_cli_eval_beir_errors(tmp_path, capsys):
     assert main(["eval", "beir", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_runner_on_a_beir_question_set_uses_the_beir_index(beir_dir):
+    from rag_core.config import EmbeddingConfig, RAGConfig
+    from rag_core.evaluation.runner import run_evaluation
+
+    question_set = load_beir(beir_dir).question_set()
+    assert question_set.source == str(beir_dir.resolve())
+    stages = []
+    run = run_evaluation(question_set, [RAGConfig(name="h", embedding=EmbeddingConfig(embedder="hash"))],
+                         ["keyword"], progress=lambda d, t, label: stages.append(label))
+    assert run.status == "complete" and len(run.records) == 3
+    assert any(label.startswith("indexing the tinybeir corpus") for label in stages)
+    by_question = {r["question_id"]: r for r in run.records}
+    assert by_question["q1"]["hits"][0]["chunk_id"] == "d1" and by_question["q1"]["metrics"]["mrr"] == 1.0
