@@ -65,8 +65,11 @@ class AgentContext:
     def chunks(self) -> list[Chunk]:
         return [h.chunk for h in self.hits]
 
-    def add(self, new_hits: Sequence[Hit], replaces: Sequence[str] = ()) -> AddReport:
-        """Add ``new_hits`` (best first) after removing ``replaces``; returns what happened."""
+    def add(self, new_hits: Sequence[Hit], replaces: Sequence[str] = (), count_offered: bool = True) -> AddReport:
+        """Add ``new_hits`` (best first) after removing ``replaces``; returns what happened.
+
+        ``count_offered=False`` when the caller has already counted these hits as offered material.
+        """
         report = AddReport(tokens_before=self.tokens)
         if replaces:
             gone = set(replaces)
@@ -83,7 +86,8 @@ class AgentContext:
             else:
                 fresh.append(hit)
                 held.add(hit.chunk.id)
-        self.offered_tokens += sum(h.chunk.tokens for h in fresh)
+        if count_offered:
+            self.offered_tokens += sum(h.chunk.tokens for h in fresh)
         kept, dedup = dedup_hits(fresh, self.embed, self.dedup_threshold, previous=self.chunks())
         for drop in dedup.dropped:
             report.removed.append({"chunk_id": drop.chunk_id, "tokens": drop.tokens, "step": "dedup",

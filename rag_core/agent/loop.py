@@ -180,6 +180,7 @@ class AgentRun:
     queries: list[str] = field(default_factory=list)
     sub_queries: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    searched: set[tuple[str, str, str]] = field(default_factory=set)
     current_query: str = ""
 
     @property
@@ -340,16 +341,20 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
         run.retrievals += 1
         run.queries.append(outcome.args["query"])
         _describe_retrieval(step, outcome)
-    if outcome.ok and outcome.retrieval is not None:
-        # What the retriever's own de-dup removed against the held context counts as the agent's saving.
+    searched = outcome.ok and outcome.retrieval is not None
+    if searched:
+        # The retriever de-duplicates its hits against the held context: what it removed, out of all it found,
+        # is part of the agent's saving (material offered = found before de-dup).
         for drop in outcome.retrieval.dedup.dropped:
             step.dedup_removed.append({"chunk_id": drop.chunk_id, "tokens": drop.tokens, "step": "dedup",
                                        "reason": drop.reason})
             context.dedup_saved_tokens += drop.tokens
-            context.offered_tokens += drop.tokens
+        context.offered_tokens += outcome.retrieval.dedup.tokens_saved + sum(
+            h.chunk.tokens for h in outcome.retrieval.hits)
     if outcome.ok and action.tool in RETRIEVAL_TOOLS:
         score = max((h.confidence for h in context.hits), default=0.5)
-        report = context.add(_to_hits(outcome, run.toolbox, score), replaces=outcome.replaces)
+        report = context.add(_to_hits(outcome, run.toolbox, score), replaces=outcome.replaces,
+                             count_offered=not searched)
         run.retrieved_ids.extend(c.id for c in outcome.chunks if c.id not in run.retrieved_ids)
         step.added, step.replaced = report.added, report.replaced
         step.dedup_removed += report.removed
@@ -376,10 +381,11 @@ def _guarded_outcome(run: AgentRun, action: Action) -> ToolOutcome | None:
             parsed, _ = validate_arguments("search", action.args)
         except ToolArgumentError:
             return None  # the tool reports the argument error itself
-        asked = " ".join(parsed.query.lower().split())
-        if any(asked == " ".join(q.lower().split()) for q in run.queries):
-            return ToolOutcome.failure("search", args, f"already searched for {parsed.query!r} in this turn; "
-                                       "rephrase, change granularity, zoom, or call done")
+        key = (" ".join(parsed.query.lower().split()), parsed.granularity, parsed.focus_area)
+        if key in run.searched:
+            return ToolOutcome.failure("search", args, f"already searched for {parsed.query!r} at {parsed.granularity} "
+                                       "granularity in this turn; rephrase, change granularity, zoom, or call done")
+        run.searched.add(key)
     return None
 
 

@@ -44,7 +44,8 @@ def test_generator_streams_steps_then_result(fake_index, fake_retriever):
 def test_comparison_searches_each_side(fake_index, fake_retriever):
     result = _ask("Compare the Basic and Pro plans", fake_index, fake_retriever)
     searches = [s for s in result.steps if s.tool == "search"]
-    assert [s.args["query"] for s in searches] == ["Basic plans"]
+    assert [(s.args["query"], s.granularity) for s in searches] == [("Basic plans", "section"), ("Basic plans", "row")]
+    assert "data question: look for the exact row (data) as well" in searches[1].reason
     assert "sub-query 1 of 2 (comparison question)" in searches[0].reason
     assert "no search needed for 'Pro plans' (already in the context)" in result.steps[-1].reason
     assert "5 projects" in result.context_text and "50 projects" in result.context_text
@@ -106,3 +107,42 @@ def test_extractive_answer_quotes_best_sentence():
     answer = extractive_answer("Which port is the default?", [Hit(chunk, 1.0, 0.9)])
     assert answer.text == EXTRACTIVE_NOTE + "\n\n- The default port is 8080. [x1]"
     assert answer.citations == ["x1"]
+
+
+class ScriptedPolicy:
+    """A policy replaying fixed actions, to test the loop's own rules."""
+
+    name = "scripted"
+
+    def __init__(self, actions):
+        from rag_core.agent import Action
+
+        self.actions = [Action(tool, args, f"scripted {i}") for i, (tool, args) in enumerate(actions)]
+
+    def begin(self, run):
+        pass
+
+    def next_action(self, run):
+        return self.actions.pop(0)
+
+    def observe(self, run, action, outcome):
+        pass
+
+
+def test_loop_rejects_repeats_and_enforces_search_budget(fake_index, fake_retriever):
+    policy = ScriptedPolicy([
+        ("search", {"query": "rotate key"}),
+        ("search", {"query": "Rotate  KEY"}),
+        ("search", {"query": "rotate key", "granularity": "paragraph"}),
+        ("search", {"query": "storage"}),
+        ("done", {"answer": "Use wren keys rotate.", "citations": ["auth-s"]}),
+    ])
+    config = RAGConfig(agent={"max_retrievals": 2})
+    result = ask("rotate?", fake_index, config, policy=policy, retriever=fake_retriever)
+    outcomes = [(s.tool, s.ok) for s in result.steps]
+    assert outcomes == [("search", True), ("search", False), ("search", True), ("search", False), ("done", True)]
+    assert "already searched for 'Rotate  KEY' at section granularity" in result.steps[1].error
+    assert result.steps[3].error == "retrieval budget used (2 searches); answer from the context with done"
+    assert result.answer == "Use wren keys rotate." and result.citations == ["auth-s"]
+    assert result.steps[2].hits[0]["chunk_id"] == "auth-p1"
+    assert set(fake_retriever.calls[1]["exclude_ids"]) == {"auth-s"}

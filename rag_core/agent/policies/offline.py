@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from rag_core.agent.answer import extractive_answer
 from rag_core.agent.loop import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
+from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.text import content_terms, term_coverage
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
@@ -23,18 +24,29 @@ ZOOM_IN_TOKENS = 160
 ZOOM_OUT_TOKENS = 24
 # How many top section hits of a search may be zoomed into.
 ZOOM_TOP = 2
+# Intents that also get a precise search after the section search: (granularity, focus area).
+PRECISE: dict[str, tuple[str, str]] = {"data": ("row", "data"), "code": ("paragraph", "code")}
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
 
 _PAIR = re.compile(
     r"(?:between|compare|comparing|contrast)\s+(?P<a>.+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!]|$)"
-    r"|^(?P<c>.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(?P<d>.+?)\s*(?:[?.!]|$)",
+    r"|^(?P<c>.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(?P<d>.+?)\s*(?:[?.!]|$)"
+    r"|^(?:how|in what way)\s+(?:do|does|did)\s+(?P<e>.+?)\s+and\s+(?P<f>.+?)\s+(?:differ|compare)\b",
     re.IGNORECASE,
 )
 _PARTS = re.compile(
     r"\?\s+|;\s+|\s+and also\s+|,?\s+and (?=(?:what|how|which|where|when|why|who|is|are|does|do|can)\b)",
     re.IGNORECASE,
 )
+# "create a job from TypeScript and from Go": one sub-query per alternative after the same preposition.
+_ALTERNATIVES = re.compile(
+    r"^(?P<pre>.*?\b(?P<prep>from|in|with|using|for|on))\s+(?P<g>[\w.+#-]+)\s+(?:and|or)\s+(?:(?P=prep)\s+)?"
+    r"(?P<h>[\w.+#-]+)\s*[?.!]?$",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(?:they|them|it|its|their|those|these)\b", re.IGNORECASE)
+_FRAME_WORDS = frozenset({"differ", "compare", "comparison", "versus", "vs", "vs.", "in", "how", "long"})
 _LEAD = re.compile(r"^(?:what(?:'s| is| are)?|how (?:do|does|is|are)|which|is|are|the)\s+", re.IGNORECASE)
 
 
@@ -43,18 +55,25 @@ def decompose(question: str) -> list[str]:
     text = question.strip()
     match = _PAIR.search(text)
     if match:
-        a = (match.group("a") or match.group("c")).strip(" ,")
-        b = (match.group("b") or match.group("d")).strip(" ,")
+        a = (match.group("a") or match.group("c") or match.group("e")).strip(" ,")
+        b = (match.group("b") or match.group("d") or match.group("f")).strip(" ,")
         a = _LEAD.sub("", a)
         a_words, b_words = a.split(), b.split()
         # "the Basic and Pro plans": the shared head noun ("plans") belongs to both sides.
         if len(a_words) == 1 and len(b_words) > 1:
             a = f"{a} {' '.join(b_words[1:])}"
         frame = _PAIR.sub("", text).strip(" ,?.!")
-        frame_terms = " ".join(w for w in frame.split() if content_terms(w))[:80]
+        frame_terms = " ".join(w for w in frame.split() if content_terms(w) and w.lower() not in _FRAME_WORDS)[:80]
         return [f"{side} {frame_terms}".strip() for side in (a, b)]
+    alternatives = _ALTERNATIVES.match(text)
+    if alternatives:
+        pre = alternatives.group("pre")
+        return [f"{pre} {alternatives.group(side)}" for side in ("g", "h")]
     parts = [p.strip(" ,?.!") for p in _PARTS.split(text) if p and len(content_terms(p)) >= 1]
     if len(parts) > 1:
+        # "…, and what PostgreSQL do they need": the pronoun refers to the first part's subject.
+        subject = " ".join(w for w in re.findall(r"[\w.\-]+", parts[0]) if content_terms(w))
+        parts = [parts[0]] + [f"{p} {subject}" if _PRONOUN.search(p) else p for p in parts[1:]]
         return parts[:3]
     return [text]
 
@@ -74,7 +93,7 @@ class _Task:
     args: dict
     reason: str
     sub_query: str
-    attempt: int = 0
+    kind: str = "section"
 
 
 class OfflinePolicy:
@@ -87,6 +106,8 @@ class OfflinePolicy:
         self.answered: set[str] = set()
         self.skip_reason: str | None = None
         self.skipped: list[str] = []
+        self.current: _Task | None = None
+        self.comparison = False
 
     def begin(self, run: AgentRun) -> None:
         self.tasks.clear()
@@ -109,6 +130,7 @@ class OfflinePolicy:
             why = f"sub-query {number} of {len(run.sub_queries)} ({kind} question)" if split else "search the question"
             self.tasks.append(_Task("search", {"query": sub, "granularity": "section", "max_results": 3},
                                     f"{why}, at section granularity first for context", sub))
+        self.comparison = split and kind == "comparison"
 
     def next_action(self, run: AgentRun) -> Action:
         if self.skip_reason:
@@ -118,11 +140,12 @@ class OfflinePolicy:
             task = self.tasks.popleft()
             if task.tool == "search" and run.retrievals >= run.config.agent.max_retrievals:
                 continue
-            if task.tool == "search" and task.attempt == 0 and self._covered(run, task.sub_query):
+            if task.tool == "search" and task.kind == "section" and self._covered(run, task.sub_query):
                 self.answered.add(task.sub_query)
                 self.skipped.append(task.sub_query)
                 continue
             run.current_query = task.sub_query
+            self.current = task
             return Action(task.tool, task.args, task.reason)
         if self.tasks:
             return self._done(run, f"one step left of {run.max_steps}: answer from what was found")
@@ -136,41 +159,58 @@ class OfflinePolicy:
         return self._done(run, reason)
 
     def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None:
-        if action.tool != "search":
+        task = self.current
+        if task is None or action.tool != "search":
             return
-        sub = run.current_query
-        task_attempt = 1 if action.args.get("granularity") == "paragraph" else 0
+        sub = task.sub_query
         confidence = outcome.retrieval.confidence if outcome.ok and outcome.retrieval is not None else 0.0
-        if not outcome.ok or not outcome.hits or confidence < run.threshold:
-            if task_attempt == 0:
-                query = rewritten(sub)
-                if query.lower() == sub.lower():
-                    query = f"{query} details"
-                why = ("no results" if not outcome.ok or not outcome.hits else
-                       f"confidence {confidence:.2f} < {run.threshold:.2f}")
-                self.tasks.appendleft(_Task("search", {"query": query, "granularity": "paragraph", "max_results": 4},
-                                            f"{why}: retry with the rewritten query {query!r} at paragraph "
-                                            "granularity", sub, attempt=1))
-                return
-        if outcome.ok and outcome.hits:
-            if confidence >= run.threshold:
-                self.answered.add(sub)
-            held = set(run.context.ids)
-            zooms = []
-            for hit in outcome.hits[:ZOOM_TOP]:
-                chunk = hit.chunk
-                if chunk.id not in held:
-                    continue
-                if chunk.granularity in ("section", "document") and chunk.tokens > ZOOM_IN_TOKENS and chunk.child_ids:
-                    zooms.append(_Task("zoom_in", {"section_id": chunk.id},
-                                       f"section {chunk.heading or chunk.id!r} is broad ({chunk.tokens} tokens > "
-                                       f"{ZOOM_IN_TOKENS}): zoom in to its most relevant paragraphs", sub))
-                elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
-                    zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
-                                       f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to "
-                                       "its section for context", sub))
-            for task in reversed(zooms):
-                self.tasks.appendleft(task)
+        if outcome.ok and outcome.hits and confidence >= run.threshold:
+            self.answered.add(sub)
+        follow: list[_Task] = self._zooms(run, outcome, sub) if outcome.ok else []
+        if task.kind == "section":
+            intent = classify_intent(sub).name
+            if intent not in PRECISE and self.comparison:
+                intent = "data"  # the two sides of a comparison are often rows of the same table
+            if intent in PRECISE:
+                granularity, focus = PRECISE[intent]
+                follow.append(_Task("search", {"query": sub, "granularity": granularity, "focus_area": focus,
+                                               "max_results": 3},
+                                    f"{intent} question: look for the exact {granularity} ({focus}) as well", sub,
+                                    kind="precise"))
+            elif confidence < run.threshold:
+                follow.append(self._retry(sub, "no results" if not outcome.hits else
+                                          f"confidence {confidence:.2f} < {run.threshold:.2f}"))
+        elif task.kind == "precise" and confidence < run.threshold and sub not in self.answered:
+            follow.append(self._retry(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
+        for item in reversed(follow):
+            self.tasks.appendleft(item)
+
+    @staticmethod
+    def _retry(sub: str, why: str) -> _Task:
+        query = rewritten(sub)
+        if query.lower() == sub.lower():
+            query = f"{query} details"
+        return _Task("search", {"query": query, "granularity": "paragraph", "max_results": 3},
+                     f"{why}: retry with the rewritten query {query!r} at paragraph granularity", sub, kind="retry")
+
+    @staticmethod
+    def _zooms(run: AgentRun, outcome: ToolOutcome, sub: str) -> list[_Task]:
+        """Zoom into broad top sections; zoom out of paragraphs too small to stand alone."""
+        held = set(run.context.ids)
+        zooms = []
+        for hit in outcome.hits[:ZOOM_TOP]:
+            chunk = hit.chunk
+            if chunk.id not in held:
+                continue
+            if chunk.granularity in ("section", "document") and chunk.tokens > ZOOM_IN_TOKENS and chunk.child_ids:
+                zooms.append(_Task("zoom_in", {"section_id": chunk.id},
+                                   f"{chunk.granularity} {chunk.heading or chunk.id!r} is broad ({chunk.tokens} "
+                                   f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub))
+            elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
+                zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
+                                   f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to its "
+                                   "section for context", sub))
+        return zooms
 
     @staticmethod
     def _covered(run: AgentRun, query: str) -> bool:

@@ -1,0 +1,85 @@
+"""The offline policy end to end on the shipped sample documents (hash embedder): one question per intent and a
+comparison. Each must put the expected answer text in the final context and cite it in an extractive answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_core.agent import AgentState, ask
+from rag_core.agent.answer import EXTRACTIVE_NOTE
+from rag_core.config import RAGConfig, Settings
+from rag_core.evaluation.questions import normalise
+from rag_core.loaders import load_path, sample_paths
+from rag_core.services import open_index
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = RAGConfig(name="agent-samples", embedding={"embedder": "hash"})
+
+CASES = [
+    ("fact", "What is CVE-2026-41877?", ["Webhook deliveries no longer follow HTTP redirects"]),
+    ("code", "SQL query for the slowest jobs by 95th percentile duration",
+     ["percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_seconds)"]),
+    ("procedure", "What are the steps to rotate an API key?", ["wrenctl keys rotate key_9TQ2M4 --grace 48h"]),
+    ("data", "How much do extra job runs cost on Business?", ["Extra runs cost 3 USD per 100000"]),
+    ("comparison", "How do the Team and Enterprise plans differ in how long metrics are kept?",
+     ["Set storage.metrics_retention up to 90d", "Longer retention on request"]),
+]
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("agent_samples"))
+    index = open_index(CONFIG, settings)
+    index.ingest([load_path(p) for p in sample_paths()])
+    return index, settings
+
+
+@pytest.mark.parametrize(("intent", "question", "answers"), CASES, ids=[c[0] for c in CASES])
+def test_offline_policy_finds_and_cites(samples, intent, question, answers):
+    index, settings = samples
+    result = ask(question, index, CONFIG, settings, policy="offline")
+    context = normalise(result.context_text)
+    for answer in answers:
+        assert normalise(answer) in context
+    assert result.answer.startswith(EXTRACTIVE_NOTE) and result.extractive
+    assert result.citations and set(result.citations) <= {h.chunk.id for h in result.context_hits}
+    assert result.steps[0].tool == "search" and result.steps[0].granularity == "section"
+    assert result.steps[-1].tool == "done" and len(result.steps) <= CONFIG.agent.max_steps
+    assert result.context_tokens <= CONFIG.agent.context_budget
+    if intent == "comparison":
+        assert "sub-query 1 of 2 (comparison question)" in result.steps[0].reason
+
+
+def test_multi_turn_excludes_what_was_retrieved(samples):
+    index, settings = samples
+    conversation = AgentState()
+    first = ask("What are the steps to rotate an API key?", index, CONFIG, settings, state=conversation)
+    second = ask("How much do extra job runs cost on Business?", index, CONFIG, settings, state=conversation)
+    assert [t.question for t in conversation.turns] == [first.question, second.question]
+    first_ids = {h["chunk_id"] for s in first.steps for h in s.hits}
+    second_ids = {h["chunk_id"] for s in second.steps for h in s.hits}
+    assert first_ids and not first_ids & second_ids
+
+
+def test_ask_cli_json(samples, tmp_path):
+    index, settings = samples
+    env = {"RAG_DATA_DIR": str(settings.data_dir), "PATH": "/usr/bin:/bin", "ANONYMIZED_TELEMETRY": "False"}
+    out = subprocess.run([sys.executable, "-m", "rag_core", "ask", "What is CVE-2026-41877?", "--collection",
+                          index.name, "--max-steps", "4", "--json"], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["collection"] == index.name and data["policy"] == "offline"
+    assert data["steps"][0]["tool"] == "search" and data["steps"][-1]["tool"] == "done"
+    assert data["citations"] and "Webhook deliveries no longer follow HTTP redirects" in data["context"]["text"]
+    bad = subprocess.run([sys.executable, "-m", "rag_core", "ask", "x", "--collection", index.name, "--max-steps",
+                          "0", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --max-steps: Input should be greater than")
+    llm = subprocess.run([sys.executable, "-m", "rag_core", "ask", "x", "--collection", index.name, "--policy",
+                          "llm"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert llm.returncode == 2 and "RAG_LLM_BASE_URL" in llm.stderr
