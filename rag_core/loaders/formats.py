@@ -21,6 +21,7 @@ MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
 MAX_DOCX_RATIO = 200
 MAX_DOCX_MEMBERS = 5000
 MAX_PDF_PAGES = 5000
+_WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(slots=True)
@@ -31,8 +32,13 @@ class Converted:
 
 
 def _table_cell(text: str) -> str:
-    """One Markdown table cell: single line, pipes and backslashes escaped."""
-    return re.sub(r"\s+", " ", text).strip().replace("\\", "\\\\").replace("|", "\\|")
+    """One Markdown table cell: single line, pipes and backslashes escaped (fast path for plain cells)."""
+    if "\n" in text or "\r" in text or "\t" in text or "  " in text:
+        text = _WHITESPACE_RE.sub(" ", text)
+    text = text.strip()
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    return text.replace("|", "\\|") if "|" in text else text
 
 
 def markdown_table(rows: list[list[str]]) -> tuple[str, int]:
