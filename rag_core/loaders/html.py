@@ -52,10 +52,15 @@ def _child_tags(node: Tag, *names: str) -> list[Tag]:
 
 
 def _code_language(tag: Tag) -> str:
-    for candidate in (tag, *_child_tags(tag, "code")[:1]):
+    """Language of a ``<pre>`` from its ``<code>`` child, itself, or (Sphinx's ``highlight-x``) two wrappers up."""
+    parents = [p for p in (tag.parent, tag.parent.parent if tag.parent else None) if isinstance(p, Tag)]
+    for candidate in (*_child_tags(tag, "code")[:1], tag, *parents):
+        lang = candidate.get("data-lang")
+        if isinstance(lang, str) and re.fullmatch(r"[\w+#.-]{1,30}", lang):
+            return lang.lower()
         for cls in candidate.get("class") or []:
             match = _LANG_RE.match(cls)
-            if match:
+            if match and match.group(1).lower() not in ("default", "text", "none"):
                 return match.group(1).lower()
     return ""
 

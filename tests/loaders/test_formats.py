@@ -226,3 +226,18 @@ def test_docx_localised_heading_style_found_by_outline_level(make_docx):
         document.add_paragraph("Text.")
 
     assert load_bytes("de.docx", make_docx(build)).text == "## Einrichtung\n\nText.\n"
+
+
+@pytest.mark.parametrize(
+    ("html", "fence"),
+    [
+        ('<pre><code class="language-go">x</code></pre>', "```go"),
+        ('<pre class="lang-rust">x</pre>', "```rust"),
+        ('<div class="highlight-bash notranslate"><div class="highlight"><pre>x</pre></div></div>', "```bash"),
+        ('<pre data-lang="sql">x</pre>', "```sql"),
+        ("<pre>x</pre>", "```"),
+    ],
+)
+def test_html_code_language_sources(html, fence):
+    doc = load_bytes("c.html", f"<html><body>{html}</body></html>".encode())
+    assert doc.text == f"{fence}\nx\n```\n"
