@@ -1,0 +1,137 @@
+"""Chunk Explorer: how a document is split, why, and how two configurations differ."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag_core.config import ChunkingConfig
+from rag_core.types import Chunk
+from ui import chunk_view, state
+
+VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
+GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def chunked(doc_id: str, strategy: str, max_tokens: int, overlap: int) -> tuple[list[Chunk], dict]:
+    """Chunks of a stored document at all granularities and their lint report (cached on doc id + parameters)."""
+    from rag_core.chunking import chunk_document, lint
+
+    doc = state.document_store().get(doc_id)
+    if doc is None:
+        raise ValueError("this document is no longer stored; pick another one")
+    config = ChunkingConfig(strategy=strategy, max_tokens=max_tokens, overlap=overlap)
+    chunks = chunk_document(doc, config, "all")
+    return chunks, lint(doc, chunks, max_tokens=max_tokens).to_dict()
+
+
+def pick(chunks: list[Chunk], granularity: str) -> list[Chunk]:
+    if granularity == "all" or not chunks:
+        return chunks
+    return [c for c in chunks if c.granularity == granularity]
+
+
+def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
+    strategies = ["structure", "fixed"]
+    chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
+                      horizontal=True, key=f"{prefix}_strategy")
+    max_tokens = st.slider("Max tokens", 32, 2048, defaults.max_tokens, 32, key=f"{prefix}_max_tokens")
+    overlap = st.slider("Overlap (tokens)", 0, 256, min(defaults.overlap, 256), 4, key=f"{prefix}_overlap")
+    return chosen, max_tokens, overlap
+
+
+st.title("Chunk Explorer")
+state.config_badge()
+prefill = state.take_prefill("explorer")
+if prefill.get("strategy_b"):
+    st.session_state["explorer_view"] = "A/B compare"
+    st.session_state["b_strategy"] = "structure" if prefill["strategy_b"] == "structure" else "fixed"
+if prefill.get("chunk_id"):
+    st.session_state["explorer_selected"] = prefill["chunk_id"]
+
+docs = state.guarded(lambda: state.document_store().list(), "Listing documents") or []
+if not docs:
+    st.info("No documents yet. Load the sample documents here, or upload your own on the Documents page.")
+    if st.button("Load sample documents"):
+        from rag_core.documents import add_files
+        from rag_core.loaders import sample_paths
+
+        report = state.guarded(lambda: add_files(state.document_store(), sample_paths()), "Loading the samples")
+        if report is not None:
+            st.rerun()
+    st.stop()
+
+names = {d.id: f"{d.name} · {d.doc_type} · {d.size / 1024:.1f} KB" for d in docs}
+ids = list(names)
+if prefill.get("doc_id") in names:
+    st.session_state["explorer_doc"] = prefill["doc_id"]
+doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc")
+doc = state.document_store().get(doc_id)
+if doc is None:
+    st.error("That document is no longer stored; pick another one.")
+    st.stop()
+
+defaults = state.active_config().chunking
+with st.sidebar:
+    st.subheader("Configuration A")
+    strategy, max_tokens, overlap = config_controls("a", defaults)
+    granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity")
+    color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color")
+
+result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
+if result is None:
+    st.stop()
+all_chunks, report = result
+shown = pick(all_chunks, granularity if strategy == "structure" else "paragraph")
+selected = st.session_state.get("explorer_selected")
+view = st.radio("View", VIEWS, horizontal=True, key="explorer_view", label_visibility="collapsed")
+
+if view == "Source":
+    st.caption(f"{len(shown)} chunks at {granularity} granularity · hover a span for its details")
+    st.html(chunk_view.legend_html(color_by))
+    selected_chunk = next((c for c in all_chunks if c.id == selected), None)
+    if selected_chunk is not None:
+        st.info(f"Selected: {chunk_view.chunk_title(1 + shown.index(selected_chunk), selected_chunk)}"
+                if selected_chunk in shown else f"Selected chunk is at {selected_chunk.granularity} granularity.")
+    # Document text is escaped by highlight_html; JavaScript is only our scroll-to-selected-chunk line.
+    st.html(chunk_view.highlight_html(doc.text, shown, color_by, selected), unsafe_allow_javascript=bool(selected))
+elif view == "Chunk table":
+    st.dataframe(chunk_view.chunk_table(shown), hide_index=True)
+elif view == "Charts":
+    st.plotly_chart(chunk_view.size_histogram(shown, max_tokens))
+    if strategy == "structure":
+        st.plotly_chart(chunk_view.treemap(all_chunks, doc.name))
+    else:
+        st.caption("The fixed-window baseline has no hierarchy, so there is no treemap.")
+elif view == "Integrity":
+    columns = st.columns(4)
+    columns[0].metric("Violations", report["total"])
+    columns[1].metric("Chunks checked", report["chunks"])
+    columns[2].metric("Oversized atomic (flagged)", report["oversized_atomic"])
+    columns[3].metric("Max tokens", max_tokens)
+    st.dataframe([{"check": k, "count": n} for k, n in report["counts"].items()], hide_index=True)
+    if report["violations"] or report["oversized"]:
+        st.dataframe(report["violations"] + report["oversized"], hide_index=True)
+    else:
+        st.success("No structure violations: no code fence, table, list item, heading or sentence is cut.")
+else:
+    with st.expander("Configuration B", expanded=True):
+        strategy_b, max_b, overlap_b = config_controls("b", ChunkingConfig(strategy="fixed", overlap=32))
+    result_b = state.guarded(lambda: chunked(doc.id, strategy_b, max_b, overlap_b), "Chunking with B")
+    if result_b is not None:
+        chunks_b, report_b = result_b
+        leaf_a, leaf_b = pick(all_chunks, "paragraph"), pick(chunks_b, "paragraph")
+        sum_a, sum_b = chunk_view.summary(leaf_a, report["total"]), chunk_view.summary(leaf_b, report_b["total"])
+        st.caption("Paragraph-level chunks compared; Δ is B minus A.")
+        for column, (label, value_b) in zip(st.columns(len(sum_b)), sum_b.items(), strict=True):
+            column.metric(f"B: {label}", value_b, delta=round(value_b - sum_a[label], 1), delta_color="off")
+        left, right = st.columns(2)
+        left.markdown(f"**A** · {strategy} · {max_tokens} tok · overlap {overlap}")
+        right.markdown(f"**B** · {strategy_b} · {max_b} tok · overlap {overlap_b}")
+        with left:
+            st.html(chunk_view.highlight_html(doc.text, leaf_a, color_by, height_px=420))
+        with right:
+            st.html(chunk_view.highlight_html(doc.text, leaf_b, color_by, height_px=420))
+        diff = chunk_view.boundary_diff(doc.text, leaf_a, leaf_b)
+        st.subheader(f"Boundary differences ({len(diff)})")
+        st.dataframe(diff, hide_index=True)

@@ -1,0 +1,144 @@
+"""Chunk Explorer page (AppTest) and its renderers (ui/chunk_view.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rag_core.chunking import chunk_document
+from rag_core.config import ChunkingConfig
+from rag_core.documents import DocumentStore
+from rag_core.loaders import load_bytes, sample_paths
+from rag_core.types import Chunk
+from ui import chunk_view
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "chunk_explorer.py")
+GUIDE = (
+    "# Guide\n\nThe flow is:\n\n1. Sign the claims.\n2. Send the token.\n\n"
+    "```python\n# not a heading\nvalue = 1\n```\n\n"
+    "## Unsafe\n\nA document may hold <script>alert('x')</script> and must be shown, never run.\n\n"
+    "| key | value |\n|-----|-------|\n| a | 1 |\n| b | 2 |\n"
+) + "\n".join(f"Paragraph {i} explains one more detail of the retry policy. It has two sentences." for i in range(30))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def guide_doc(data_dir):
+    doc, _ = DocumentStore(data_dir).add(load_bytes("guide.md", GUIDE.encode()))
+    return doc
+
+
+def html_bodies(at: AppTest) -> list[str]:
+    return [element.proto.body for element in at.get("html")]
+
+
+def test_empty_store_offers_the_samples(data_dir):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "No documents yet" in at.info[0].value
+    at.button[0].click().run()
+    assert not at.exception
+    assert len(at.selectbox(key="explorer_doc").options) == len(sample_paths())
+
+
+def test_select_slide_switch_strategy_and_compare(guide_doc):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    at.selectbox(key="explorer_doc").set_value(guide_doc.id).run()
+    source = "".join(html_bodies(at))
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in source
+    assert "<script>alert" not in source
+    def expected(**config) -> int:
+        return len(chunk_document(guide_doc, ChunkingConfig(**config), "paragraph"))
+
+    assert at.caption[0].value.startswith(f"{expected()} chunks at paragraph granularity")
+    at.slider(key="a_max_tokens").set_value(64).run()
+    assert not at.exception
+    assert at.caption[0].value.startswith(f"{expected(max_tokens=64)} chunks")
+    assert expected(max_tokens=64) > expected()  # a smaller maximum splits the long paragraph into more pieces
+
+    at.radio(key="a_strategy").set_value("fixed").run()
+    assert not at.exception
+    assert at.caption[0].value.startswith(f"{expected(strategy='fixed', max_tokens=64)} chunks")
+    at.radio(key="explorer_view").set_value("Integrity").run()
+    assert at.metric[0].label == "Violations" and int(at.metric[0].value) > 0  # fixed windows cut structure
+
+    at.radio(key="a_strategy").set_value("structure").run()
+    assert int(at.metric[0].value) == 0
+    at.radio(key="explorer_view").set_value("A/B compare").run()
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert labels == ["B: chunks", "B: mean tokens", "B: min tokens", "B: max tokens", "B: violations"]
+    assert int(at.metric[4].value) > 0 and at.metric[4].delta == at.metric[4].value  # A has no violations
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) > 0  # boundary differences listed
+
+
+def test_overlap_not_below_max_shows_a_message(guide_doc):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.slider(key="a_max_tokens").set_value(64).run()
+    at.slider(key="a_overlap").set_value(128).run()
+    assert not at.exception
+    assert "overlap (128) must be smaller than max_tokens (64)" in at.error[0].value
+
+
+def test_prefill_selects_document_chunk_and_ab_view(guide_doc):
+    chunk = chunk_document(guide_doc, ChunkingConfig(), "paragraph")[2]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "chunk_id": chunk.id}
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="explorer_doc").value == guide_doc.id
+    assert at.info[0].value.startswith("Selected: Chunk #3 ·")
+    assert any('id="selected-chunk"' in body for body in html_bodies(at))
+
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "strategy_b": "fixed"}
+    at.run()
+    assert not at.exception
+    assert at.radio(key="explorer_view").value == "A/B compare"
+    assert at.radio(key="b_strategy").value == "fixed"
+
+
+def _chunk(cid, start, end, text, chunk_type="prose", heading_path=()):
+    return Chunk(cid, "d", "paragraph", chunk_type, text[start:end], start, end, 3, heading_path=list(heading_path))
+
+
+def test_highlight_escapes_titles_and_stripes_overlaps():
+    text = 'Hi <b>"there"</b> end'
+    chunks = [_chunk("a", 0, 12, text, heading_path=['Q "x"']), _chunk("b", 8, 21, text, "code")]
+    out = chunk_view.highlight_html(text, chunks, color_by="type", selected_id="b")
+    assert "<b>" not in out and "Hi &lt;b&gt;&quot;t" in out
+    assert out.count('class="chunk overlap"') == 1
+    assert 'title="Chunk #1 · 3 tokens · prose · Q &quot;x&quot;"' in out
+    assert out.count('id="selected-chunk"') == 1 and "scrollIntoView" in out
+    with pytest.raises(ValueError, match="color_by must be 'chunk' or 'type'"):
+        chunk_view.highlight_html(text, chunks, color_by="size")
+
+
+def test_summary_boundary_diff_and_table():
+    text = "abcdefghij"
+    a = [_chunk("a1", 0, 5, text), _chunk("a2", 5, 10, text)]
+    b = [_chunk("b1", 0, 4, text), _chunk("b2", 4, 10, text)]
+    diff = chunk_view.boundary_diff(text, a, b, context=2)
+    assert diff.to_dict("records") == [
+        {"offset": 4, "boundary in": "B only", "context": "cd ⟂ ef"},
+        {"offset": 5, "boundary in": "A only", "context": "de ⟂ fg"},
+    ]
+    assert chunk_view.summary(a, 2) == {"chunks": 2, "mean tokens": 3.0, "min tokens": 3, "max tokens": 3,
+                                        "violations": 2}
+    assert chunk_view.summary([], 0)["max tokens"] == 0
+    assert list(chunk_view.chunk_table(a)["#"]) == [1, 2]

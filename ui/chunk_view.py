@@ -1,0 +1,178 @@
+"""Renderers for the Chunk Explorer: highlighted source, chunk table, size histogram, treemap, A/B comparison.
+
+Pure functions of chunks and documents (no Streamlit calls), so they are unit-tested directly. Every piece of
+document text that ends up in HTML goes through ``html.escape``: documents may hold ``<script>``.
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from rag_core.types import Chunk
+
+# Pastel colours, distinguishable side by side; chunks cycle through them in document order.
+PALETTE = ("#cde7ff", "#ffe1b3", "#d4f5d0", "#f8d0e6", "#e3dcff", "#fff3a8", "#c9f1ef", "#ffd6cc")
+TYPE_COLORS = {
+    "prose": "#cde7ff", "code": "#ffe1b3", "table": "#d4f5d0", "list": "#e3dcff", "quote": "#f8d0e6",
+    "heading": "#fff3a8",
+}
+SELECTED_OUTLINE = "2px solid #d6336c"
+
+
+def chunk_title(number: int, chunk: Chunk) -> str:
+    """Hover text of a chunk: number, tokens, type, heading path and flags."""
+    flags = [name for name, on in (("oversized", chunk.oversized), ("continued", chunk.continued),
+                                   ("synthesised text", not chunk.verbatim)) if on]
+    heading = chunk.heading or "(before the first heading)"
+    extra = f" · {', '.join(flags)}" if flags else ""
+    language = f" ({chunk.language})" if chunk.language else ""
+    return f"Chunk #{number} · {chunk.tokens} tokens · {chunk.chunk_type}{language} · {heading}{extra}"
+
+
+def _colour(chunk: Chunk, number: int, color_by: str) -> str:
+    if color_by == "type":
+        return TYPE_COLORS.get(chunk.chunk_type, PALETTE[0])
+    return PALETTE[(number - 1) % len(PALETTE)]
+
+
+def highlight_html(text: str, chunks: Sequence[Chunk], color_by: str = "chunk", selected_id: str | None = None,
+                   height_px: int = 520) -> str:
+    """The source with each chunk's span drawn as a coloured ``<span>`` (overlaps striped), hover titles,
+    the selected chunk outlined (``id="selected-chunk"``). All document text is escaped."""
+    if color_by not in ("chunk", "type"):
+        raise ValueError(f"color_by must be 'chunk' or 'type', not {color_by!r}")
+    numbered = sorted(enumerate(chunks, start=1), key=lambda nc: (nc[1].start, nc[1].end))
+    cuts = sorted({0, len(text), *(max(0, min(c.start, len(text))) for c in chunks),
+                   *(max(0, min(c.end, len(text))) for c in chunks)})
+    parts: list[str] = []
+    active: list[tuple[int, Chunk]] = []
+    next_chunk = 0
+    marked_selected = False
+    for seg_start, seg_end in zip(cuts, cuts[1:], strict=False):
+        while next_chunk < len(numbered) and numbered[next_chunk][1].start <= seg_start:
+            active.append(numbered[next_chunk])
+            next_chunk += 1
+        active = [(n, c) for n, c in active if c.end > seg_start]
+        segment = html.escape(text[seg_start:seg_end])
+        covering = [(n, c) for n, c in active if c.start <= seg_start and c.end >= seg_end]
+        if not covering:
+            parts.append(segment)
+            continue
+        colours = [_colour(c, n, color_by) for n, c in covering]
+        if len(colours) == 1:
+            background = f"background:{colours[0]}"
+        else:  # overlap: stripes of the overlapping chunks' colours
+            stops = ", ".join(f"{col} {i * 6}px, {col} {(i + 1) * 6}px" for i, col in enumerate(colours))
+            background = f"background:repeating-linear-gradient(135deg, {stops})"
+        title = html.escape(" | ".join(chunk_title(n, c) for n, c in covering), quote=True)
+        style = background
+        anchor = ""
+        if selected_id and any(c.id == selected_id for _, c in covering):
+            style += f";outline:{SELECTED_OUTLINE}"
+            if not marked_selected:
+                anchor, marked_selected = ' id="selected-chunk"', True
+        css_class = "chunk overlap" if len(covering) > 1 else "chunk"
+        parts.append(f'<span class="{css_class}"{anchor} style="{style}" title="{title}">{segment}</span>')
+    scroll = ""
+    if marked_selected:
+        scroll = ("<script>const s=document.getElementById('selected-chunk');"
+                  "if(s){s.scrollIntoView({block:'center'});}</script>")
+    return (
+        f'<div class="chunk-source" style="white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:13px;'
+        f'line-height:1.5;max-height:{height_px}px;overflow-y:auto;padding:8px;border:1px solid #ddd;'
+        f'border-radius:6px">{"".join(parts)}</div>{scroll}'
+    )
+
+
+def legend_html(color_by: str) -> str:
+    if color_by == "type":
+        items = [f'<span style="background:{c};padding:0 6px;margin-right:6px">{t}</span>'
+                 for t, c in TYPE_COLORS.items()]
+    else:
+        items = ['<span style="padding:0 6px">each chunk its own colour;</span>']
+    stripes = "repeating-linear-gradient(135deg, #cde7ff 0 6px, #ffe1b3 6px 12px)"
+    items.append(f'<span style="background:{stripes};padding:0 6px">overlap</span>')
+    return '<div style="font-size:12px">' + "".join(items) + "</div>"
+
+
+def chunk_table(chunks: Sequence[Chunk]) -> pd.DataFrame:
+    """One row per chunk: number, granularity, type, tokens, span, heading path, flags, a preview."""
+    return pd.DataFrame(
+        [
+            {
+                "#": i, "granularity": c.granularity, "type": c.chunk_type, "language": c.language or "",
+                "tokens": c.tokens, "start": c.start, "end": c.end, "heading": c.heading,
+                "verbatim": c.verbatim, "oversized": c.oversized, "continued": c.continued,
+                "preview": " ".join(c.text.split())[:90], "id": c.id,
+            }
+            for i, c in enumerate(chunks, start=1)
+        ],
+        columns=["#", "granularity", "type", "language", "tokens", "start", "end", "heading", "verbatim", "oversized",
+                 "continued", "preview", "id"],
+    )
+
+
+def size_histogram(chunks: Sequence[Chunk], max_tokens: int, title: str = "Chunk sizes") -> go.Figure:
+    figure = go.Figure(go.Histogram(x=[c.tokens for c in chunks], nbinsx=30, marker_color="#4c8bf5"))
+    figure.add_vline(x=max_tokens, line_dash="dash", line_color="#d6336c", annotation_text=f"max {max_tokens}")
+    figure.update_layout(title=title, xaxis_title="tokens (cl100k)", yaxis_title="chunks", height=320,
+                         margin={"l": 40, "r": 20, "t": 50, "b": 40})
+    return figure
+
+
+def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
+    """Document → sections → paragraphs, each box sized by tokens (rows left out: they repeat their table)."""
+    kept = [c for c in chunks if c.granularity in ("document", "section", "paragraph")]
+    ids = {c.id for c in kept}
+    root = "__root__"
+    labels, parents, values, node_ids, hover = [document_name], [""], [0], [root], [document_name]
+    for c in kept:
+        node_ids.append(c.id)
+        parents.append(c.parent_id if c.parent_id in ids else root)
+        if c.granularity == "paragraph":
+            label = f"¶ {c.chunk_type}"
+        elif c.granularity == "section":
+            label = c.heading_path[-1] if c.heading_path else "section"
+            if c.metadata.get("parts"):
+                label += f" ({c.metadata['part']}/{c.metadata['parts']})"
+        else:
+            label = "document" + (f" ({c.metadata['part']}/{c.metadata['parts']})" if c.metadata.get("parts") else "")
+        labels.append(label)
+        values.append(c.tokens if c.granularity == "paragraph" else 0)
+        hover.append(f"{c.granularity} · {c.tokens} tokens · {c.heading or '(top)'}")
+    figure = go.Figure(go.Treemap(ids=node_ids, labels=labels, parents=parents, values=values,
+                                  branchvalues="remainder", hovertext=hover, hoverinfo="text"))
+    figure.update_layout(height=460, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+    return figure
+
+
+def summary(chunks: Sequence[Chunk], violations: int) -> dict[str, float]:
+    """Count, mean/min/max tokens and violations of a chunk list (zeros when empty)."""
+    sizes = [c.tokens for c in chunks]
+    return {
+        "chunks": len(sizes),
+        "mean tokens": round(statistics.fmean(sizes), 1) if sizes else 0.0,
+        "min tokens": min(sizes, default=0),
+        "max tokens": max(sizes, default=0),
+        "violations": violations,
+    }
+
+
+def boundaries(chunks: Sequence[Chunk]) -> set[int]:
+    return {c.start for c in chunks} | {c.end for c in chunks}
+
+
+def boundary_diff(text: str, a: Sequence[Chunk], b: Sequence[Chunk], context: int = 30) -> pd.DataFrame:
+    """Boundaries present in only one configuration, with the text around each (for the A/B view)."""
+    only_a, only_b = boundaries(a) - boundaries(b), boundaries(b) - boundaries(a)
+    rows = [
+        {"offset": pos, "boundary in": "A only" if pos in only_a else "B only",
+         "context": (text[max(0, pos - context) : pos] + " ⟂ " + text[pos : pos + context]).replace("\n", "⏎")}
+        for pos in sorted(only_a | only_b)
+    ]
+    return pd.DataFrame(rows, columns=["offset", "boundary in", "context"])
