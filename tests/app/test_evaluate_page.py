@@ -53,13 +53,13 @@ def test_golden_run_end_to_end(docs, data_dir):
     assert not at.exception
     golden = load_golden()
     assert any(f"{len(golden.questions)} questions" in c.value for c in at.caption)
-    at.multiselect(key="eval_strategies").set_value(["keyword", "hybrid", "agent"])
+    at.multiselect(key="eval_strategies").set_value(["keyword", "agent"])
     _button(at, "Run evaluation").click()
     at.run()
     assert not at.exception, at.exception
     runs = ResultsStore(data_dir).list()
     assert len(runs) == 1 and runs[0]["status"] == "complete"
-    assert runs[0]["records"] == 3 * len(golden.questions)
+    assert runs[0]["records"] == 2 * len(golden.questions)
     assert any("complete" in s.value for s in at.success)
     run = ResultsStore(data_dir).load(runs[0]["id"])
     summary = {r["strategy"]: r for r in run.summary}
