@@ -210,7 +210,7 @@ class ToolOutcome:
 class ToolBox:
     """Runs tools against an ``Index`` and a ``Retriever``; navigation tools use the index's helpers."""
 
-    def __init__(self, index: Any, retriever: Any, *, zoom_keep: int = 3) -> None:
+    def __init__(self, index: Any, retriever: Any, *, zoom_keep: int = 2) -> None:
         self.index = index
         self.retriever = retriever
         self.zoom_keep = zoom_keep

@@ -26,6 +26,7 @@ ZOOM_OUT_TOKENS = 24
 ZOOM_TOP = 2
 # Intents that also get a precise search after the section search: (granularity, focus area).
 PRECISE: dict[str, tuple[str, str]] = {"data": ("row", "data"), "code": ("paragraph", "code")}
+PRECISE_RESULTS = 2
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
 
@@ -174,7 +175,7 @@ class OfflinePolicy:
             if intent in PRECISE:
                 granularity, focus = PRECISE[intent]
                 follow.append(_Task("search", {"query": sub, "granularity": granularity, "focus_area": focus,
-                                               "max_results": 3},
+                                               "max_results": PRECISE_RESULTS},
                                     f"{intent} question: look for the exact {granularity} ({focus}) as well", sub,
                                     kind="precise"))
             elif confidence < run.threshold:
