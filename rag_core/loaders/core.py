@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -118,12 +119,17 @@ def load_path(path: str | os.PathLike, *, max_bytes: int | None = None) -> Docum
     name = safe_name(path.name)
     limit = default_max_bytes() if max_bytes is None else max_bytes
     try:
-        size = path.stat().st_size
-        if path.is_dir():
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
             raise LoadError(f"{name}: is a folder, not a file.")
-        if size > limit:
-            raise _too_large(name, size, limit)
-        data = path.read_bytes()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or /dev/zero would block or never end
+            raise LoadError(f"{name}: is not a regular file.")
+        if info.st_size > limit:
+            raise _too_large(name, info.st_size, limit)
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)  # the file may have grown since stat()
+        if len(data) > limit:
+            raise _too_large(name, len(data), limit)
     except FileNotFoundError as e:
         raise LoadError(f"{path}: no such file.") from e
     except PermissionError as e:

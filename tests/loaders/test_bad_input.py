@@ -231,6 +231,8 @@ def test_load_path_errors(tmp_path):
         load_path(tmp_path)
     with pytest.raises(LoadError, match="no such file"):
         load_path(tmp_path / "nope.md")
+    with pytest.raises(LoadError, match="is not a regular file"):
+        load_path("/dev/zero")
 
 
 def test_iter_paths_recurses_skipping_hidden_and_unsupported(tmp_path):
