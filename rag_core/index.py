@@ -8,9 +8,9 @@ open deletes the orphaned vectors. Readers take no lock: they use an immutable s
 
 Several processes may share one data directory (the app and ``python -m rag_core ingest``): writers exclude
 each other with a file lock and readers reload the side store when another process committed. Embedded
-Chroma, however, keeps its vector index in process memory, so vectors another process adds become visible
-to a running process only after its restart; run a Chroma server (``RAG_CHROMA_HOST``) for live
-multi-process use.
+Chroma keeps its vector index in process memory, so such a reload also reconnects this process to the
+collection (see ``Index._refresh_store``). A Chroma server (``RAG_CHROMA_HOST``) is the better fit for many
+processes.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ WRITE_BATCH = 512
 _registry_lock = threading.Lock()
 _index_locks: dict[str, threading.RLock] = {}
 _clients: dict[str, Any] = {}
+# Per index directory: the manifest stamp of this process's latest commit (to tell our commits from others').
+_own_commits: dict[Path, tuple[int, int] | None] = {}
 
 
 def _lock_for(root: Path) -> threading.RLock:
@@ -175,6 +177,7 @@ class Index:
         self._chunker = chunker
         self._lock = _lock_for(side.root)
         self.hot = HotTier(clock)
+        self._store_metadata = store.metadata()
         self._snapshot = self._load()
 
     # --- opening ------------------------------------------------------------------------------------
@@ -264,8 +267,33 @@ class Index:
             with self._lock:
                 if self._side.stamp() != self._snapshot.stamp:
                     self._snapshot = self._load()
+                    if self._snapshot.stamp != _own_commits.get(self._side.root):
+                        self._refresh_store()  # the commit came from another process
                 snapshot = self._snapshot
         return snapshot
+
+    def _refresh_store(self) -> None:
+        """Reconnect to embedded Chroma after another process wrote to this collection.
+
+        Embedded Chroma keeps its vector index in process memory: after another process adds vectors, this
+        process's queries miss them or fail ("Error finding id"). A new Chroma system for the same path
+        loads the current state from disk. Chroma shares one system per path and process and offers no
+        public way to reload it, hence the use of ``SharedSystemClient``'s cache below.
+        """
+        if self.settings.chroma_host:
+            return
+        try:
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            path = str(Path(self.settings.data_dir) / "chroma")
+            with _registry_lock:
+                SharedSystemClient._identifier_to_system.pop(path, None)
+                _clients[describe(self.settings)] = make_client(self.settings)
+                client = _clients[describe(self.settings)]
+            self._store = ChromaVectorStore(client, self.name, self._store_metadata, describe(self.settings))
+        except (ImportError, AttributeError) as e:  # a Chroma version without that cache: keep the old view
+            log.warning("index %s: cannot reload embedded Chroma (%s); restart to see other processes' writes",
+                        self.name, e)
 
     # --- writing ------------------------------------------------------------------------------------
     def _chunk(self, doc: Document) -> list[Chunk]:
@@ -388,6 +416,7 @@ class Index:
             by_doc = {d: cs for d, cs in old.by_doc.items() if d not in replaced}
             by_doc.update((doc.id, _doc_order(doc_chunks)) for doc, doc_chunks in entries)
             self._snapshot = _Snapshot(manifest, chunks, by_doc, keyword, self._side.stamp())
+            _own_commits[self._side.root] = self._snapshot.stamp
             self._store.delete(stale)
             report.removed_chunks = len(stale)
             self._side.remove_unreferenced(manifest)
@@ -509,8 +538,11 @@ class Index:
                 n *= 2
         allowed = lambda c: chunk_allowed(c, filters.granularity, filters.chunk_types, filters.doc_ids)  # noqa: E731
         hits.extend(self.hot.vector_search(query_vector, k, allowed, exclude))
-        hits.sort(key=lambda pair: -pair[1])
-        return hits[:k]
+        best: dict[str, tuple[Chunk, float]] = {}
+        for chunk, score in hits:  # a chunk in both tiers (re-added hot) counts once
+            if chunk.id not in best or score > best[chunk.id][1]:
+                best[chunk.id] = (chunk, score)
+        return sorted(best.values(), key=lambda pair: -pair[1])[:k]
 
     def keyword_search(self, query: str, k: int, filters: Filters | None = None, exclude_ids: Iterable[str] = (),
                        ) -> list[tuple[Chunk, float]]:

@@ -191,3 +191,18 @@ def test_server_going_away_gives_a_clear_error(tmp_path, data_dir, embedder, aut
     with pytest.raises(IndexError_, match=f"vector search failed on Chroma server at 127.0.0.1:{server.port}"):
         index.vector_search("RS256", 2)
     assert len(index.keyword_search("RS256", 2)) == 2  # keyword search keeps working from the side store
+
+
+def test_a_running_process_finds_what_another_process_ingested(settings, collection_name, open_index, auth_doc,
+                                                               tmp_path):
+    index = open_index()
+    index.ingest([auth_doc])
+    assert index.vector_search("invoices emailed monthly", 3)  # the ANN index is loaded in this process
+    other = _run_ingest_script(settings, collection_name, "BILLING", None, tmp_path)
+    _, err = other.communicate(timeout=120)
+    assert other.returncode == 0, err
+    hits = index.vector_search("invoices emailed monthly owner", 1, Filters(granularity="paragraph"))
+    assert hits[0][0].text == "Invoices are emailed monthly to the account owner."
+    assert [c.text for c, _ in index.keyword_search("invoices", 1)][0].startswith("Invoices")
+    assert index.count()["document"] == 2
+    assert len({c.id for c, _ in index.vector_search("pay", 20)}) == len(index.vector_search("pay", 20))
