@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -238,7 +239,9 @@ def run_agent(
     if not question:
         raise ValueError("the question is empty: type what you want to know")
     if len(question) > 4000:
-        raise ValueError(f"the question is {len(question)} characters long; keep it under 4,000")
+        raise ValueError(f"the question is {len(question):,} characters long; keep it under 4,000")
+    if not re.search(r"\w", question):
+        raise ValueError("the question has no words: ask about something in the documents")
     if retriever is None:
         from rag_core.retrieval import Retriever
 
@@ -266,6 +269,8 @@ def run_agent(
             from rag_core.agent.policies.offline import OfflinePolicy
 
             fallback = f"LLM failed ({e}); continued with the offline policy"
+            if getattr(retriever, "llm", None) is not None:
+                retriever.llm = None  # the LLM router would hit the same failing endpoint on every search
             step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the LLM endpoint failed",
                              tool="fallback", args={}, ok=False, error=str(e), threshold=run.threshold,
                              context_tokens_in=context.tokens, context_tokens_out=context.tokens,

@@ -90,6 +90,7 @@ def test_429_with_retry_after_is_retried(scripted_server, make_llm_settings, fak
 
 def test_500_exhausts_retries_then_falls_back_to_offline(scripted_server, make_llm_settings, fake_index,
                                                           fake_retriever):
+    fake_retriever.llm = "router client"  # the retrieval LLM router would hit the same failing endpoint
     with scripted_server([fake.error(500)] * 3) as server:
         result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
     first = result.steps[0]
@@ -97,6 +98,7 @@ def test_500_exhausts_retries_then_falls_back_to_offline(scripted_server, make_l
     assert "kept failing: server error 500 after 3 attempts" in first.error
     assert [s.tool for s in result.steps[1:]] == ["search", "zoom_in", "done"]
     assert result.policy == "offline" and result.fallback.startswith("LLM failed")
+    assert fake_retriever.llm is None
     assert "wren keys rotate" in result.answer
 
 

@@ -146,3 +146,20 @@ def test_loop_rejects_repeats_and_enforces_search_budget(fake_index, fake_retrie
     assert result.answer == "Use wren keys rotate." and result.citations == ["auth-s"]
     assert result.steps[2].hits[0]["chunk_id"] == "auth-p1"
     assert set(fake_retriever.calls[1]["exclude_ids"]) == {"auth-s"}
+
+
+def test_bad_questions_are_refused_clearly(fake_index, fake_retriever):
+    import pytest
+
+    for question, message in (("", "the question is empty"), ("?!…", "the question has no words"),
+                              ("x" * 100_000, "the question is 100,000 characters long")):
+        with pytest.raises(ValueError, match=message):
+            _ask(question, fake_index, fake_retriever)
+
+
+def test_state_exports_as_json(fake_index, fake_retriever):
+    state = AgentState()
+    _ask("How do I rotate an API key?", fake_index, fake_retriever, state=state)
+    data = json.loads(json.dumps(state.to_dict()))
+    assert data["turns"][0]["question"] == "How do I rotate an API key?"
+    assert data["queries"] == ["How do I rotate an API key?"] and "auth-p1" in data["context_ids"]
