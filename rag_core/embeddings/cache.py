@@ -7,8 +7,10 @@ threads (one connection each) and several processes (busy timeout) read and writ
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +18,8 @@ import numpy as np
 
 from rag_core.embeddings.base import Embedder, Progress, check_query, check_texts, empty_matrix, report
 from rag_core.errors import EmbeddingError
+
+log = logging.getLogger(__name__)
 
 CACHE_FILE = "embeddings.sqlite3"
 # SQLite's default limit on host parameters is 999 in old builds; stay well under it.
@@ -51,8 +55,28 @@ class CachedEmbedder:
         self._stats_lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-        with self._connection() as connection:
-            connection.execute(_SCHEMA)
+        try:
+            self._connection().execute(_SCHEMA)
+        except (sqlite3.DatabaseError, EmbeddingError) as e:
+            # The cache only saves time: a damaged file is moved aside and a fresh one started.
+            self._set_aside_damaged(e)
+            self._connection().execute(_SCHEMA)
+
+    def _set_aside_damaged(self, error: Exception) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+        damaged = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
+        try:
+            self.path.replace(damaged)
+        except OSError as e:
+            raise EmbeddingError(
+                f"the embedding cache {self.path} is unreadable ({error}) and cannot be moved aside: {e}"
+            ) from e
+        for suffix in ("-wal", "-shm"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        log.warning("embedding cache %s was unreadable (%s); moved to %s and started afresh", self.path, error, damaged)
 
     @property
     def id(self) -> str:
@@ -61,6 +85,11 @@ class CachedEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The inner embedder's input limit in its own tokens, when it has one."""
+        return getattr(self.inner, "max_tokens", None)
 
     def _connection(self) -> sqlite3.Connection:
         connection = getattr(self._local, "connection", None)
@@ -81,10 +110,13 @@ class CachedEmbedder:
         for start in range(0, len(keys), LOOKUP_CHUNK):
             part = keys[start : start + LOOKUP_CHUNK]
             marks = ",".join("?" * len(part))
-            rows = connection.execute(
-                f"SELECT text_hash, vector FROM embeddings WHERE embedder = ? AND text_hash IN ({marks})",
-                [self.id, *part],
-            ).fetchall()
+            try:
+                rows = connection.execute(
+                    f"SELECT text_hash, vector FROM embeddings WHERE embedder = ? AND text_hash IN ({marks})",
+                    [self.id, *part],
+                ).fetchall()
+            except sqlite3.Error as e:
+                raise EmbeddingError(f"cannot read the embedding cache {self.path}: {e}") from e
             for key, blob in rows:
                 if len(blob) == expected_bytes:  # a vector of another size is stale: treat it as a miss
                     found[key] = np.frombuffer(blob, dtype=np.float32)

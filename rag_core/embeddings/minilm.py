@@ -290,6 +290,7 @@ class MiniLMEmbedder:
 
     id = MODEL_ID
     dim = DIM
+    max_tokens = MAX_TOKENS  # longer texts are truncated (model tokens, not cl100k)
 
     def __init__(self, threads: int | None = None, batch_tokens: int = BATCH_TOKENS, model_path: Path | None = None):
         threads = default_threads() if threads is None else threads

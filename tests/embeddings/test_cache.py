@@ -116,3 +116,12 @@ def test_get_embedder_wraps_and_rejects_unknown(tmp_path):
     assert isinstance(get_embedder("hash"), HashingEmbedder)
     with pytest.raises(EmbeddingError, match="unknown embedder 'bert'; choose one of minilm, hash, openai"):
         get_embedder("bert")
+
+
+def test_damaged_cache_file_is_set_aside(tmp_path, make_counting):
+    (tmp_path / CACHE_FILE).write_bytes(b"this is not an SQLite database, just junk bytes" * 100)
+    inner = make_counting()
+    cached = CachedEmbedder(inner, tmp_path)
+    assert cached.embed_documents(["a"]).shape == (1, 4)
+    assert CachedEmbedder(make_counting(), tmp_path).size() == 1
+    assert len(list(tmp_path.glob(f"{CACHE_FILE}.damaged-*"))) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -106,5 +107,27 @@ def test_gelu_is_the_exact_erf_form():
     assert np.abs(tanh_form - expected).max() > 1e-4
 
 
+def test_concurrent_calls_share_the_model_and_stay_correct(embedder):
+    texts = [REF_TEXTS[i % 8] for i in range(24)]
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(embedder.embed_documents, [texts[0:8], texts[8:16], texts[16:24]]))
+    for result in results:
+        assert (result * REF_VECTORS).sum(axis=1).min() >= 0.999
+    assert embedder.max_tokens == 256
+
+
 def test_model_is_loaded_once(embedder):
     assert MiniLMEmbedder().model is embedder.model
+
+
+def test_blas_limit_is_lifted_after_embedding(embedder):
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen_inside = []
+    embedder.embed_documents(["one", "two " * 200], progress=lambda d, t: seen_inside.append(blas_threads()))
+    assert all(threads == [1] * len(before) for threads in seen_inside)
+    assert blas_threads() == before
