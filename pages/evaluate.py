@@ -88,6 +88,10 @@ def show_run(run, store: ResultsStore) -> None:
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
             for r in regressions))
     st.dataframe(charts.leaderboard(run), hide_index=True, width="stretch")
+    saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
+    if saved:
+        st.caption("Baselines on this question set: " + "; ".join(
+            f"{key.split('|', 1)[1].replace('|', ' · ')} (run {value['run_id']})" for key, value in saved.items()))
     rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
     c1, c2 = st.columns([3, 1])
     chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row")
@@ -160,6 +164,10 @@ with results_tab:
         run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
+            if st.button("Delete this run", key="eval_delete_run"):
+                state.guarded(lambda: store.delete(run.id), "Deleting the run")
+                st.session_state.pop(RUN_KEY, None)
+                st.rerun()
 
 with sweep_tab:
     base = pick_configs("Base configuration", "eval_sweep_base", multi=False)

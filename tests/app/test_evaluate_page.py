@@ -157,3 +157,15 @@ def test_bundle_export_offers_a_download(docs, data_dir):
     assert not at.exception
     downloads = at.get("download_button")
     assert any("Download bundle" in str(d.proto.label) for d in downloads)
+
+
+def test_delete_a_stored_run(data_dir):
+    store = ResultsStore(data_dir)
+    store.save(_hand_run("run-1", 0.8))
+    store.set_baseline(store.load("run-1"), "c", "hybrid")
+    at = _app().run()
+    assert any("Baselines on this question set: c · hybrid (run run-1)" in c.value for c in at.caption)
+    at.button(key="eval_delete_run").click()
+    at.run()
+    assert not at.exception and store.list() == []
+    assert any("No evaluation has been run yet" in i.value for i in at.info)
