@@ -86,7 +86,10 @@ def load_and_index(index, items, what: str) -> None:
 
 
 st.title("📄 Documents")
-settings, store, config = state.settings(), state.document_store(), state.active_config()
+settings, config = state.settings(), state.active_config()
+store = state.guarded(state.document_store, "Opening the document store")
+if store is None:
+    st.stop()
 prefill = state.take_prefill("documents")
 index = state.guarded(state.active_index, "Opening the index")
 
@@ -123,14 +126,18 @@ if not docs:
 
 rows = []
 for doc in docs:
-    entry = indexed.get(doc.id)
-    counts = entry.get("chunks", {}) if entry else chunk_counts(doc.id, config.chunking.model_dump_json())
+    entry, notes = indexed.get(doc.id), list(doc.metadata.get("warnings", []))
+    try:
+        counts = entry.get("chunks", {}) if entry else chunk_counts(doc.id, config.chunking.model_dump_json())
+    except Exception as e:  # one document the chunker rejects must not hide the list
+        counts = {}
+        notes.append(f"chunking failed: {e}")
     rows.append({
         "name": doc.name, "type": doc.doc_type + (f" ({doc.language})" if doc.language else ""),
         "size": human_size(doc.size),
         "index": "indexed" if entry else ("index unavailable" if index is None else "not indexed"),
         **{g: counts.get(g, 0) for g in GRANULARITIES},
-        "notes": "; ".join(doc.metadata.get("warnings", [])), "added": doc.created, "id": doc.id,
+        "notes": "; ".join(notes), "added": doc.created, "id": doc.id,
     })
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.caption("Chunk counts per granularity come from the active index when a document is indexed, "
@@ -152,9 +159,14 @@ with st.form("delete_documents"):
     chosen = st.multiselect("Delete documents", options=list(labels), format_func=labels.get,
                             placeholder="Pick documents to remove from the store and the active index")
     if st.form_submit_button("Delete selected") and chosen:
+        failures = []
         for doc_id in chosen:
-            if index is not None:
-                state.guarded(lambda doc_id=doc_id: index.remove_document(doc_id), "Removing from the index")
-            store.delete(doc_id)
-        st.session_state[MESSAGES_KEY] = [("success", f"Deleted {len(chosen)} document(s).")]
+            try:
+                if index is not None:
+                    index.remove_document(doc_id)
+                store.delete(doc_id)
+            except Exception as e:  # shown after the rerun instead of a traceback
+                failures.append(("error", f"{md_escape(labels[doc_id])}: not deleted ({md_escape(str(e))})."))
+        deleted = len(chosen) - len(failures)
+        st.session_state[MESSAGES_KEY] = [("success", f"Deleted {deleted} document(s)."), *failures]
         st.rerun()

@@ -133,3 +133,22 @@ def test_unavailable_index_gives_a_message_and_documents_still_load(data_dir):
     assert (table["paragraph"] > 0).all()
     assert at.warning[0].value == "The documents are stored but not indexed: the index is unavailable (see above)."
     assert not [b for b in at.button if b.label.startswith("Index all")]
+
+
+def test_delete_failure_is_a_message_not_a_traceback(data_dir, monkeypatch):
+    store = DocumentStore(data_dir)
+    doc, _ = store.add(load_bytes("stuck.md", b"# Stuck\n"))
+
+    def refuse(self, doc_id):
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(DocumentStore, "delete", refuse)
+    at = _app()
+    at.run()
+    at.multiselect[0].select(doc.id)
+    at.button(key="FormSubmitter:delete_documents-Delete selected").click().run()
+    assert not at.exception
+    assert at.success[0].value == "Deleted 0 document(s)."
+    assert at.error[0].value.startswith("stuck\\.md · ")
+    assert at.error[0].value.endswith(": not deleted (read\\-only file system).")
+    assert list(_table(at)["name"]) == ["stuck.md"]
