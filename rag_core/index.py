@@ -16,8 +16,6 @@ processes.
 from __future__ import annotations
 
 import logging
-import shutil
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -29,47 +27,25 @@ import numpy as np
 
 from rag_core.config import ChunkingConfig, Settings
 from rag_core.errors import IndexError_, RagError
+from rag_core.stores.collections import client, delete_collection, fresh_client, list_collections, lock_for
 from rag_core.stores.hot import HotTier, chunk_allowed
 from rag_core.stores.keyword import KeywordIndex
+from rag_core.stores.navigation import Navigation
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import (
-    ChromaVectorStore,
-    build_where,
-    check_collection_name,
-    chunk_metadata,
-    delete_chroma_collection,
-    describe,
-    list_chroma_collections,
-    make_client,
-)
+from rag_core.stores.vector import ChromaVectorStore, build_where, check_collection_name, chunk_metadata, describe
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
 
 log = logging.getLogger(__name__)
+
+__all__ = ["Filters", "Index", "IngestReport", "delete_collection", "list_collections"]
 
 Progress = Callable[[int, int], None]
 Chunker = Callable[[Document, ChunkingConfig, str], list[Chunk]]
 # Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora.
 WRITE_BATCH = 512
 
-_registry_lock = threading.Lock()
-_index_locks: dict[str, threading.RLock] = {}
-_clients: dict[str, Any] = {}
 # Per index directory: the manifest stamp of this process's latest commit (to tell our commits from others').
 _own_commits: dict[Path, tuple[int, int] | None] = {}
-
-
-def _lock_for(root: Path) -> threading.RLock:
-    with _registry_lock:
-        return _index_locks.setdefault(str(root.resolve()), threading.RLock())
-
-
-def _client(settings: Settings):
-    """One Chroma client per store location per process (clients are thread-safe and costly to build)."""
-    key = describe(settings)
-    with _registry_lock:
-        if key not in _clients:
-            _clients[key] = make_client(settings)
-        return _clients[key]
 
 
 def _now() -> str:
@@ -163,7 +139,7 @@ def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
     return sorted(chunks, key=lambda c: (rank.get(c.granularity, 9), c.start, c.position, c.id))
 
 
-class Index:
+class Index(Navigation):
     """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
 
     def __init__(self, name: str, settings: Settings, embedder, chunking: ChunkingConfig, store, side: SideStore,
@@ -175,7 +151,7 @@ class Index:
         self._store = store
         self._side = side
         self._chunker = chunker
-        self._lock = _lock_for(side.root)
+        self._lock = lock_for(side.root)
         self.hot = HotTier(clock)
         self._store_metadata = store.metadata()
         self._snapshot = self._load()
@@ -189,7 +165,7 @@ class Index:
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
         side.ensure()
         embedder_id, dim = str(embedder.id), int(embedder.dim)
-        with _lock_for(side.root):
+        with lock_for(side.root):
             manifest = side.read_manifest()
             if manifest is None:
                 with side.write_lock():
@@ -214,7 +190,7 @@ class Index:
             chunking = stored
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
-            store = ChromaVectorStore(_client(settings), name, metadata, describe(settings))
+            store = ChromaVectorStore(client(settings), name, metadata, describe(settings))
             stored_meta = store.metadata()
             if stored_meta.get("embedder_id", embedder_id) != embedder_id:
                 raise IndexError_(
@@ -273,27 +249,12 @@ class Index:
         return snapshot
 
     def _refresh_store(self) -> None:
-        """Reconnect to embedded Chroma after another process wrote to this collection.
-
-        Embedded Chroma keeps its vector index in process memory: after another process adds vectors, this
-        process's queries miss them or fail ("Error finding id"). A new Chroma system for the same path
-        loads the current state from disk. Chroma shares one system per path and process and offers no
-        public way to reload it, hence the use of ``SharedSystemClient``'s cache below.
-        """
+        """Reconnect to embedded Chroma after another process wrote to this collection (see ``fresh_client``)."""
         if self.settings.chroma_host:
             return
-        try:
-            from chromadb.api.shared_system_client import SharedSystemClient
-
-            path = str(Path(self.settings.data_dir) / "chroma")
-            with _registry_lock:
-                SharedSystemClient._identifier_to_system.pop(path, None)
-                _clients[describe(self.settings)] = make_client(self.settings)
-                client = _clients[describe(self.settings)]
-            self._store = ChromaVectorStore(client, self.name, self._store_metadata, describe(self.settings))
-        except (ImportError, AttributeError) as e:  # a Chroma version without that cache: keep the old view
-            log.warning("index %s: cannot reload embedded Chroma (%s); restart to see other processes' writes",
-                        self.name, e)
+        fresh = fresh_client(self.settings)
+        if fresh is not None:
+            self._store = ChromaVectorStore(fresh, self.name, self._store_metadata, describe(self.settings))
 
     # --- writing ------------------------------------------------------------------------------------
     def _chunk(self, doc: Document) -> list[Chunk]:
@@ -587,40 +548,3 @@ class Index:
         if chunk.doc_id != doc_id:
             raise IndexError_(f"chunk {section_id!r} belongs to document {chunk.doc_id!r}, not {doc_id!r}")
         return chunk
-
-
-def list_collections(settings: Settings) -> list[dict[str, Any]]:
-    """Every index: name, embedder, chunking, documents and chunk counts, and vectors in the store."""
-    rows: dict[str, dict[str, Any]] = {}
-    root = Path(settings.data_dir) / "indexes"
-    if root.is_dir():
-        for directory in sorted(root.iterdir()):
-            manifest = SideStore(directory).read_manifest()
-            if manifest is None:
-                continue
-            documents = manifest.get("documents", {})
-            rows[directory.name] = {
-                "name": directory.name, "embedder_id": manifest.get("embedder_id"), "dim": manifest.get("dim"),
-                "chunking": manifest.get("chunking"), "documents": len(documents),
-                "chunks": sum(sum(e.get("chunks", {}).values()) for e in documents.values()),
-                "updated": manifest.get("updated", manifest.get("created")), "vectors": 0,
-            }
-    for name, metadata, count in list_chroma_collections(_client(settings), describe(settings)):
-        row = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
-                                     "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
-        row["vectors"] = count
-    return sorted(rows.values(), key=lambda r: r["name"])
-
-
-def delete_collection(name: str, settings: Settings) -> bool:
-    """Delete an index (vectors and side store); False when there was nothing to delete."""
-    check_collection_name(name)
-    side = SideStore(Path(settings.data_dir) / "indexes" / name)
-    with _lock_for(side.root), side.write_lock():
-        deleted = delete_chroma_collection(_client(settings), name, describe(settings))
-        existed = side.manifest_path.exists()
-        for path in side.root.iterdir():
-            if path.name != "ingest.lock":
-                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-    shutil.rmtree(side.root, ignore_errors=True)
-    return deleted or existed

@@ -1,0 +1,97 @@
+"""Chroma clients shared per process, per-index locks, and listing/deleting indexes (vectors + side store)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from rag_core.config import Settings
+from rag_core.stores.sidestore import SideStore
+from rag_core.stores.vector import (
+    check_collection_name,
+    delete_chroma_collection,
+    describe,
+    list_chroma_collections,
+    make_client,
+)
+
+log = logging.getLogger(__name__)
+
+_registry_lock = threading.Lock()
+_index_locks: dict[str, threading.RLock] = {}
+_clients: dict[str, Any] = {}
+
+
+def lock_for(root: Path) -> threading.RLock:
+    """The thread lock of one index directory, shared by every ``Index`` object on it in this process."""
+    with _registry_lock:
+        return _index_locks.setdefault(str(root.resolve()), threading.RLock())
+
+
+def client(settings: Settings):
+    """One Chroma client per store location per process (clients are thread-safe and costly to build)."""
+    key = describe(settings)
+    with _registry_lock:
+        if key not in _clients:
+            _clients[key] = make_client(settings)
+        return _clients[key]
+
+
+def fresh_client(settings: Settings):
+    """A new embedded client that loads the store's current state from disk (None when that is impossible).
+
+    Embedded Chroma keeps its vector index in process memory: after another process adds vectors, this
+    process's queries miss them or fail ("Error finding id"). Chroma shares one system per path and process
+    and offers no public way to reload it, hence the use of ``SharedSystemClient``'s cache below.
+    """
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        path = str(Path(settings.data_dir) / "chroma")
+        with _registry_lock:
+            SharedSystemClient._identifier_to_system.pop(path, None)
+            _clients[describe(settings)] = make_client(settings)
+            return _clients[describe(settings)]
+    except (ImportError, AttributeError) as e:  # a Chroma version without that cache: keep the old view
+        log.warning("cannot reload embedded Chroma (%s); restart to see other processes' writes", e)
+        return None
+
+
+def list_collections(settings: Settings) -> list[dict[str, Any]]:
+    """Every index: name, embedder, chunking, documents and chunk counts, and vectors in the store."""
+    rows: dict[str, dict[str, Any]] = {}
+    root = Path(settings.data_dir) / "indexes"
+    if root.is_dir():
+        for directory in sorted(root.iterdir()):
+            manifest = SideStore(directory).read_manifest()
+            if manifest is None:
+                continue
+            documents = manifest.get("documents", {})
+            rows[directory.name] = {
+                "name": directory.name, "embedder_id": manifest.get("embedder_id"), "dim": manifest.get("dim"),
+                "chunking": manifest.get("chunking"), "documents": len(documents),
+                "chunks": sum(sum(e.get("chunks", {}).values()) for e in documents.values()),
+                "updated": manifest.get("updated", manifest.get("created")), "vectors": 0,
+            }
+    for name, metadata, count in list_chroma_collections(client(settings), describe(settings)):
+        row = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
+                                     "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
+        row["vectors"] = count
+    return sorted(rows.values(), key=lambda r: r["name"])
+
+
+def delete_collection(name: str, settings: Settings) -> bool:
+    """Delete an index (vectors and side store); False when there was nothing to delete."""
+    check_collection_name(name)
+    side = SideStore(Path(settings.data_dir) / "indexes" / name)
+    with lock_for(side.root), side.write_lock():
+        deleted = delete_chroma_collection(client(settings), name, describe(settings))
+        existed = side.manifest_path.exists()
+        for path in side.root.iterdir():
+            if path.name != "ingest.lock":
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    shutil.rmtree(side.root, ignore_errors=True)
+    return deleted or existed
