@@ -83,6 +83,8 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None) -> Docum
         if control_ratio(text) > MAX_CONTROL_RATIO:
             raise LoadError(f"{name}: looks like a binary file (many control characters), not text.")
         metadata["encoding"] = decoded.encoding
+        if decoded.warning:
+            warnings.append(decoded.warning)
         doc_type, language = text_kind(name, text)
         if doc_type == "html":
             markdown, title = html_to_markdown(text)

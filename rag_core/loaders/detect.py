@@ -78,6 +78,7 @@ class Decoded:
 
     text: str
     encoding: str
+    warning: str | None = None
 
 
 def safe_name(name: str) -> str:
@@ -174,6 +175,9 @@ def decode_text(name: str, data: bytes) -> Decoded:
         return Decoded(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         pass
+    mostly_utf8 = _mostly_utf8(data)
+    if mostly_utf8 is not None:
+        return mostly_utf8
     matches = from_bytes(data)
     best = matches.best()
     if best is None or best.encoding is None:
@@ -188,6 +192,19 @@ def decode_text(name: str, data: bytes) -> Decoded:
             except UnicodeDecodeError:
                 break
     return Decoded(str(best), best.encoding)
+
+
+def _mostly_utf8(data: bytes) -> Decoded | None:
+    """UTF-8 with a few damaged bytes (a truncated download, one bad paste) stays UTF-8, damage replaced.
+
+    Guessing a legacy code page instead would garble every valid multi-byte character in the file.
+    """
+    text = data.decode("utf-8", errors="replace")
+    damaged = text.count("\ufffd") - data.count("\ufffd".encode())
+    valid_multibyte = sum(1 for ch in text if ord(ch) > 127 and ch != "\ufffd")
+    if valid_multibyte >= 2 * damaged and damaged <= 2 + len(data) // 1000:
+        return Decoded(text, "utf-8", f"{damaged} invalid UTF-8 byte sequence(s) replaced with U+FFFD")
+    return None
 
 
 def normalise_newlines(text: str) -> str:

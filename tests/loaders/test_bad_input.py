@@ -258,3 +258,11 @@ def test_sample_documents_all_load():
     docs, errors = load_many(paths)
     assert errors == []
     assert {d.doc_type for d in docs} >= {"markdown", "csv", "code"}
+
+
+def test_utf8_with_one_damaged_byte_stays_utf8():
+    data = "Grüße aus Köln — naïve café.\n".encode() + b"\xff" + "Straße.\n".encode()
+    doc = load_bytes("damaged.md", data)
+    assert doc.text == "Grüße aus Köln — naïve café.\n\ufffdStraße.\n"
+    assert doc.metadata["encoding"] == "utf-8"
+    assert doc.metadata["warnings"] == ["1 invalid UTF-8 byte sequence(s) replaced with U+FFFD"]
