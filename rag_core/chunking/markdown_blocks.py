@@ -75,6 +75,7 @@ class ParsedMarkdown:
     list_items: list[tuple[int, int]]
     headings: list[tuple[int, int, int]]  # top-level headings: (start, end, level)
     paragraphs: list[tuple[int, int]]  # prose paragraphs outside list items (sentence checks)
+    block_tokens: list[int] | None = None  # filled once by the chunker; shared by later re-chunks
 
 
 @lru_cache(maxsize=1)
@@ -173,8 +174,13 @@ def _table_span(tokens: list[Token], i: int, j: int, spans: _Spans) -> TableSpan
     return TableSpan(start, end, header, delimiter, rows)
 
 
+@lru_cache(maxsize=16)
 def parse_markdown(text: str) -> ParsedMarkdown:
-    """Parse ``text`` and return its top-level blocks and nested structural spans."""
+    """Parse ``text`` and return its top-level blocks and nested structural spans.
+
+    Cached on the text (read-only result): re-chunking a document with other parameters, or linting it
+    right after chunking, does not parse it again — parsing is most of the chunker's time.
+    """
     tokens = markdown_parser().parse(text)
     spans = _Spans(text)
     blocks: list[Block] = []

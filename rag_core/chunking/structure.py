@@ -10,7 +10,6 @@ the document → table rows with the header repeated → stable ids and links.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass, field
 
 from rag_core.chunking.code import code_units, split_code
@@ -80,7 +79,11 @@ class _Builder:
     # ---- blocks -------------------------------------------------------------------------------------------
 
     def markdown_blocks(self) -> None:
-        self.blocks = parse_markdown(self.text).blocks
+        parsed = parse_markdown(self.text)
+        self.blocks = parsed.blocks
+        if parsed.block_tokens is None:  # counted once per text, reused when only the parameters change
+            parsed.block_tokens = [count_tokens(self.text[b.start : b.end]) for b in parsed.blocks]
+        self.block_tokens = parsed.block_tokens
         stack: list[tuple[int, str]] = []
         for block in self.blocks:
             if block.kind == "heading":
@@ -88,7 +91,6 @@ class _Builder:
                     stack.pop()
                 stack.append((block.level, block.title))
             self.paths.append([title for _, title in stack])
-            self.block_tokens.append(count_tokens(self.text[block.start : block.end]))
 
     def code_blocks(self) -> None:
         language = self.doc.language
@@ -196,6 +198,9 @@ class _Builder:
     def assemble(self, units: list[Unit]) -> tuple[str, bool, int, int]:
         """Text of consecutive units: the verbatim source span when possible, else synthesised
         (a partial run of re-fenced code pieces is re-fenced once; table pieces keep one header)."""
+        if all(u.verbatim for u in units):  # the common case: one source span
+            start, end = units[0].start, max(u.end for u in units)
+            return self.text[start:end], True, start, end
         segments: list[tuple[int, int, str, bool]] = []
         i = 0
         while i < len(units):
@@ -237,16 +242,20 @@ class _Builder:
         """A chunk over ``units``; its token count is the sum of the units' counts plus one per joining gap
         (each block is counted once; cl100k merges at most the gap into a neighbour, so the sum never
         undercounts in practice and keeps re-chunking cheap)."""
-        text, verbatim, start, end = self.assemble(units)
+        if len(units) == 1 and units[0].verbatim:
+            unit = units[0]
+            text, verbatim, start, end = unit.text, unit.verbatim, unit.start, unit.end
+        else:
+            text, verbatim, start, end = self.assemble(units)
         tokens = sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
-        by_type: Counter[str] = Counter()
+        by_type: dict[str, int] = {}
         languages = []
         for u in units:
             block = self.blocks[u.block]
-            by_type[block.chunk_type] += u.tokens
+            by_type[block.chunk_type] = by_type.get(block.chunk_type, 0) + u.tokens
             if block.language:
                 languages.append(block.language)
-        main = [t for t, _ in by_type.most_common() if t != "heading"]
+        main = sorted((t for t in by_type if t != "heading"), key=lambda t: -by_type[t])
         node = Node(
             granularity, start, end, text, tokens, main[0] if main else "heading", verbatim,
             language=languages[0] if languages else None, heading_path=list(heading_path),
