@@ -31,7 +31,7 @@ def test_ingest_search_and_ask_on_samples(e2e_settings, collection_name):
     docs = [load_path(p) for p in sample_paths()]
     index = Index.open(collection_name, e2e_settings, get_embedder("hash", e2e_settings), None)
     report = index.ingest(docs)
-    assert report.errors == {} and len(report.added) == len(docs)
+    assert report.errors == {} and report.warnings == [] and len(report.added) == len(docs)
     assert sum(index.count().values()) == sum(report.chunks.values()) == index._store.count()
 
     config = RAGConfig(embedding={"embedder": "hash"}, retrieval=RetrievalConfig(strategy="hybrid"))

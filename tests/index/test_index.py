@@ -204,3 +204,14 @@ def test_damaged_side_store_gives_a_clear_error(open_index, auth_doc):
         path.unlink()
     with pytest.raises(IndexError_, match="is damaged .* delete the collection and re-ingest"):
         open_index()
+
+
+def test_repeated_chunk_ids_from_a_chunker_are_stored_once(open_index, auth_doc, fake_chunker):
+    def repeating_chunker(doc, config, granularity="all"):
+        chunks = fake_chunker(doc, config, granularity)
+        return chunks + chunks[-2:]
+
+    index = open_index(chunker=repeating_chunker)
+    report = index.ingest([auth_doc])
+    assert report.warnings == ["auth.md: 2 duplicate chunk id(s) from the chunker; kept the first"]
+    assert index.count() == {"document": 1, "section": 2, "paragraph": 4, "row": 0}
