@@ -77,9 +77,18 @@ def test_ask_cli_json(samples, tmp_path):
     assert data["collection"] == index.name and data["policy"] == "offline"
     assert data["steps"][0]["tool"] == "search" and data["steps"][-1]["tool"] == "done"
     assert data["citations"] and "Webhook deliveries no longer follow HTTP redirects" in data["context"]["text"]
-    bad = subprocess.run([sys.executable, "-m", "rag_core", "ask", "x", "--collection", index.name, "--max-steps",
-                          "0", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.startswith("error: --max-steps: Input should be greater than")
-    llm = subprocess.run([sys.executable, "-m", "rag_core", "ask", "x", "--collection", index.name, "--policy",
-                          "llm"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert llm.returncode == 2 and "RAG_LLM_BASE_URL" in llm.stderr
+
+
+def test_ask_cli_errors_are_one_line(samples, monkeypatch, capsys):
+    from rag_core.cli import main
+
+    index, settings = samples
+    monkeypatch.setenv("RAG_DATA_DIR", str(settings.data_dir))
+    assert main(["ask", "x", "--collection", index.name, "--max-steps", "0", "--json"]) == 2
+    assert capsys.readouterr().err.startswith("error: --max-steps: Input should be greater than or equal to 1")
+    assert main(["ask", "x", "--collection", index.name, "--policy", "llm"]) == 2
+    assert "RAG_LLM_BASE_URL" in capsys.readouterr().err
+    assert main(["ask", "?!", "--collection", index.name]) == 2
+    assert capsys.readouterr().err == "error: the question has no words: ask about something in the documents\n"
+    assert main(["ask", "x", "--collection", "missing-one"]) == 2
+    assert "no collection 'missing-one'" in capsys.readouterr().err
