@@ -78,6 +78,9 @@ def load_and_index(index, items, what: str) -> None:
     messages = [("error", md_escape(message)) for _, message in report.errors]
     if report.added:
         messages.append(("success", f"Added {len(report.added)} document(s)."))
+    if report.replaced:
+        names = ", ".join(md_escape(d.name) for d in report.replaced)
+        messages.append(("info", f"New version replaces the stored one: {names}."))
     if report.existing:
         names = ", ".join(md_escape(d.name) for d in report.existing)
         messages.append(("info", f"Already stored (recognised, not duplicated): {names}."))

@@ -208,10 +208,11 @@ class DocumentStore:
 
 @dataclass(slots=True)
 class AddReport:
-    """What happened to a batch of files: newly added, already present, and per-file errors."""
+    """What happened to a batch of files: newly added, already present, replaced old versions, per-file errors."""
 
     added: list[Document] = field(default_factory=list)
     existing: list[Document] = field(default_factory=list)
+    replaced: list[Document] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -219,15 +220,30 @@ class AddReport:
         return self.added + self.existing
 
 
-def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None) -> AddReport:
-    """Load files (paths or ``(name, bytes)`` pairs) and store them, going on past per-file failures."""
+def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None,
+              replace_same_name: bool = True) -> AddReport:
+    """Load files (paths or ``(name, bytes)`` pairs) and store them, going on past per-file failures.
+
+    With ``replace_same_name`` a file whose name is already stored with other content is a new version: the old
+    one is removed from the store (as ``Index.ingest`` does in the index), so the two never disagree.
+    """
     docs, errors = load_many(items, max_bytes=max_bytes, progress=progress)
     report = AddReport(errors=list(errors))
     try:
+        latest = {doc.name: doc for doc in store.list()}
         results = store.add_many(docs)
+        for stored, is_new in results:
+            if not is_new:
+                report.existing.append(stored)
+                continue
+            previous = latest.get(stored.name)
+            if replace_same_name and previous is not None and previous.id != stored.id:
+                store.delete(previous.id)
+                report.replaced.append(previous)
+                if previous in report.added:
+                    report.added.remove(previous)
+            latest[stored.name] = stored
+            report.added.append(stored)
     except OSError as e:
         report.errors.extend((doc.name, f"{doc.name}: could not be saved ({e.strerror or e}).") for doc in docs)
-        return report
-    for stored, is_new in results:
-        (report.added if is_new else report.existing).append(stored)
     return report

@@ -163,3 +163,26 @@ def test_add_many_writes_the_index_once_and_dedupes_within_the_batch(data_dir, m
     assert results[5][0] is docs[0]
     assert writes == [5]
     assert [d.name for d in DocumentStore(data_dir).list()] == ["d0.md", "d1.md", "d2.md", "d3.md", "d4.md"]
+
+
+def test_add_files_new_version_of_a_name_replaces_the_old_one(data_dir):
+    store = DocumentStore(data_dir)
+    old = add_files(store, [("notes.md", b"# v1\n")]).added[0]
+    report = add_files(store, [("notes.md", b"# v2\n"), ("other.md", b"# o\n")])
+    assert [d.text for d in report.added] == ["# v2\n", "# o\n"]
+    assert report.replaced == [old]
+    assert [d.text for d in DocumentStore(data_dir).list()] == ["# v2\n", "# o\n"]
+
+
+def test_add_files_same_name_twice_in_one_batch_keeps_the_last(data_dir):
+    store = DocumentStore(data_dir)
+    report = add_files(store, [("a/index.md", b"# one\n"), ("b/index.md", b"# two\n")])
+    assert [d.text for d in report.added] == ["# two\n"]
+    assert [d.text for d in report.replaced] == ["# one\n"]
+    assert [d.text for d in store.list()] == ["# two\n"]
+
+
+def test_add_files_can_keep_same_named_documents(data_dir):
+    store = DocumentStore(data_dir)
+    add_files(store, [("index.md", b"# one\n"), ("index.md", b"# two\n")], replace_same_name=False)
+    assert [d.text for d in store.list()] == ["# one\n", "# two\n"]
