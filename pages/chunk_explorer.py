@@ -35,7 +35,7 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
     strategies = ["structure", "fixed"]
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy")
-    max_tokens = st.slider("Max tokens", 32, 2048, defaults.max_tokens, 32, key=f"{prefix}_max_tokens")
+    max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens")
     overlap = st.slider("Overlap (tokens)", 0, 256, min(defaults.overlap, 256), 4, key=f"{prefix}_overlap")
     return chosen, max_tokens, overlap
 
@@ -72,6 +72,12 @@ if doc is None:
     st.stop()
 
 defaults = state.active_config().chunking
+if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives at
+    prefilled = state.guarded(lambda: chunked(doc.id, defaults.strategy, defaults.max_tokens, defaults.overlap),
+                              "Chunking")
+    target = next((c for c in (prefilled or ([], {}))[0] if c.id == prefill["chunk_id"]), None)
+    if target is not None and target.granularity in GRANULARITY_OPTIONS:
+        st.session_state["explorer_granularity"] = target.granularity
 with st.sidebar:
     st.subheader("Configuration A")
     strategy, max_tokens, overlap = config_controls("a", defaults)

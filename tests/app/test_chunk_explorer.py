@@ -105,6 +105,13 @@ def test_prefill_selects_document_chunk_and_ab_view(guide_doc):
     assert at.info[0].value.startswith("Selected: Chunk #3 ·")
     assert any('id="selected-chunk"' in body for body in html_bodies(at))
 
+    section = chunk_document(guide_doc, ChunkingConfig(), "section")[1]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "chunk_id": section.id}
+    at.run()
+    assert at.selectbox(key="explorer_granularity").value == "section"
+    assert at.info[0].value.startswith("Selected: Chunk #2 ·")
+
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "strategy_b": "fixed"}
     at.run()
