@@ -152,3 +152,18 @@ def test_delete_failure_is_a_message_not_a_traceback(data_dir, monkeypatch):
     assert at.error[0].value.startswith("stuck\\.md · ")
     assert at.error[0].value.endswith(": not deleted (read\\-only file system).")
     assert list(_table(at)["name"]) == ["stuck.md"]
+
+
+def test_open_in_chunk_explorer_through_the_router(data_dir):
+    doc, _ = DocumentStore(data_dir).add(load_bytes("guide.md", b"# Guide\n\nHello.\n"))
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=120)
+    at.session_state["active_config"] = HASH_CONFIG
+    at.run()
+    at.switch_page("pages/documents.py").run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["📄 Documents"]
+    [open_button] = [b for b in at.button if b.label == "Open in Chunk Explorer"]
+    open_button.click().run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Chunk Explorer"]
+    assert at.session_state["explorer_doc"] == doc.id
