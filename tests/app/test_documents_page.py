@@ -167,3 +167,14 @@ def test_open_in_chunk_explorer_through_the_router(data_dir):
     assert not at.exception
     assert [t.value for t in at.title] == ["Chunk Explorer"]
     assert at.session_state["explorer_doc"] == doc.id
+
+
+def test_guided_demo_from_home_loads_the_samples(data_dir):
+    at = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=120)
+    at.session_state["active_config"] = HASH_CONFIG
+    at.run()
+    at.button(key="demo_docs").click().run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["📄 Documents"]
+    assert len(_table(at)) == len(sample_paths())
+    assert set(_table(at)["index"]) == {"indexed"}
