@@ -154,8 +154,8 @@ with results_tab:
     if not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
     else:
-        labels = {f"{r['created']} · {r['question_set']} · {', '.join(r['configs'])} · {r['status']}"
-                  f"{' · ' + r['label'] if r['label'] else ''}": r["id"] for r in stored}
+        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['status']}"
+                  f"{' · ' + r['label'] if r['label'] else ''} · {r['id']}": r["id"] for r in stored}
         ids = list(labels.values())
         current = st.session_state.get(RUN_KEY)
         if current not in ids:  # newest run that is not a sweep (sweeps have their own tab)

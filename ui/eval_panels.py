@@ -70,7 +70,8 @@ def bundle_panel(results) -> None:
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
     stored = results.list()
     if stored:
-        labels = {f"{r['created']} · {r['question_set']} · {', '.join(r['configs'])}": r["id"] for r in stored}
+        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['id']}": r["id"]
+                  for r in stored}
         picked = st.selectbox("Run to share", list(labels), key="bundle_run")
         run = state.guarded(lambda: results.load(labels[picked]), "Stored run")
         include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs")
