@@ -109,7 +109,9 @@ def convert_pdf(name: str, data: bytes) -> Converted:
         metadata["title"] = title[:200]
     if encrypted:
         metadata["encrypted"] = "opened with an empty password"
-    return Converted("\n\n".join(parts) + "\n", metadata)
+    empty_pages = n_pages - len(pages)
+    warnings = [f"{empty_pages} PDF page(s) without extractable text skipped"] if empty_pages else []
+    return Converted("\n\n".join(parts) + "\n", metadata, warnings)
 
 
 def page_of(document_metadata: dict[str, Any], offset: int) -> int | None:

@@ -130,6 +130,13 @@ def test_pdf_text_per_page_with_page_map(make_pdf):
     assert page_of(doc.metadata, 13) == 2
 
 
+def test_pdf_pages_without_text_are_skipped_and_reported(make_pdf):
+    doc = load_bytes("mixed.pdf", make_pdf(["One.", "", "Three."]))
+    assert doc.text == "One.\n\nThree.\n"
+    assert doc.metadata["pages"] == [[0, 1], [6, 3]]
+    assert doc.metadata["warnings"] == ["1 PDF page(s) without extractable text skipped"]
+
+
 def test_pdf_title_in_metadata(make_pdf):
     assert load_bytes("t.pdf", make_pdf(["Body."], title="Quarterly report")).metadata["title"] == "Quarterly report"
     assert "title" not in load_bytes("u.pdf", make_pdf(["Body."])).metadata
