@@ -12,6 +12,7 @@ incremental add). Writes ``bench/results/load.md``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import tempfile
@@ -180,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             tracemalloc.start()
             rows.append({"mode": "server (repeat, tracemalloc on)",
                          **run_load(index, queries, args.queries, max(clients), args.k, server.process.pid)})
+            gc.collect()
             python_growth_kb = tracemalloc.get_traced_memory()[0] / 1024
             tracemalloc.stop()
             print(rows[-1], flush=True)
