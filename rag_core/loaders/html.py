@@ -107,6 +107,8 @@ class _Converter:
                     out.append("#" * HEADING_TAGS[name] + " " + heading)
             elif name == "pre":
                 flush()
+                for br in child.find_all("br"):
+                    br.replace_with("\n")
                 out.append(_fence(child.get_text(), _code_language(child)))
             elif name in ("ul", "ol"):
                 flush()
@@ -115,6 +117,9 @@ class _Converter:
                     out.append(listing)
             elif name == "table":
                 flush()
+                caption = " ".join(_clean_inline(c.get_text(" ")) for c in _child_tags(child, "caption"))
+                if caption:
+                    out.append(caption)
                 table = self.table(child)
                 if table:
                     out.append(table)

@@ -248,3 +248,10 @@ def test_docx_localised_heading_style_found_by_outline_level(make_docx):
 def test_html_code_language_sources(html, fence):
     doc = load_bytes("c.html", f"<html><body>{html}</body></html>".encode())
     assert doc.text == f"{fence}\nx\n```\n"
+
+
+def test_html_table_caption_and_br_inside_pre():
+    html = (b"<html><body><table><caption>Plans</caption><tr><td>a</td></tr></table>"
+            b"<pre>line one<br>line two</pre></body></html>")
+    doc = load_bytes("t.html", html)
+    assert doc.text == "Plans\n\n| Column 1 |\n|---|\n| a |\n\n```\nline one\nline two\n```\n"
