@@ -41,7 +41,6 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
 
 
 st.title("Chunk Explorer")
-state.config_badge()
 prefill = state.take_prefill("explorer")
 if prefill.get("strategy_b"):
     st.session_state["explorer_view"] = "A/B compare"
@@ -130,7 +129,9 @@ else:
         sum_a, sum_b = chunk_view.summary(leaf_a, report["total"]), chunk_view.summary(leaf_b, report_b["total"])
         st.caption("Paragraph-level chunks compared; Δ is B minus A.")
         for column, (label, value_b) in zip(st.columns(len(sum_b)), sum_b.items(), strict=True):
-            column.metric(f"B: {label}", value_b, delta=round(value_b - sum_a[label], 1), delta_color="off")
+            column.metric(f"B: {label}", value_b, delta=round(value_b - sum_a[label], 1), delta_color="off",
+                          help=f"A: {sum_a[label]}")
+        st.dataframe(chunk_view.compare_table(sum_a, sum_b), hide_index=True)
         left, right = st.columns(2)
         left.markdown(f"**A** · {strategy} · {max_tokens} tok · overlap {overlap}")
         right.markdown(f"**B** · {strategy_b} · {max_b} tok · overlap {overlap_b}")

@@ -163,6 +163,12 @@ def summary(chunks: Sequence[Chunk], violations: int) -> dict[str, float]:
     }
 
 
+def compare_table(a: dict[str, float], b: dict[str, float]) -> pd.DataFrame:
+    """Metrics of configuration A and B side by side with the difference B − A."""
+    return pd.DataFrame([{"metric": k, "A": a[k], "B": b[k], "Δ (B − A)": round(b[k] - a[k], 1)} for k in a],
+                        columns=["metric", "A", "B", "Δ (B − A)"])
+
+
 def boundaries(chunks: Sequence[Chunk]) -> set[int]:
     return {c.start for c in chunks} | {c.end for c in chunks}
 

@@ -83,7 +83,10 @@ def test_select_slide_switch_strategy_and_compare(guide_doc):
     labels = [m.label for m in at.metric]
     assert labels == ["B: chunks", "B: mean tokens", "B: min tokens", "B: max tokens", "B: violations"]
     assert int(at.metric[4].value) > 0 and at.metric[4].delta == at.metric[4].value  # A has no violations
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) > 0  # boundary differences listed
+    compare = at.dataframe[0].value
+    assert list(compare["metric"]) == ["chunks", "mean tokens", "min tokens", "max tokens", "violations"]
+    assert compare.iloc[4]["A"] == 0 and compare.iloc[4]["B"] > 0
+    assert len(at.dataframe[1].value) > 0  # boundary differences listed
 
 
 def test_overlap_not_below_max_shows_a_message(guide_doc):
