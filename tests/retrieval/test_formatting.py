@@ -1,4 +1,7 @@
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from rag_core.retrieval.formatting import format_context
 from rag_core.tokens import count_tokens
 
@@ -42,3 +45,17 @@ def test_too_little_room_drops_instead_of_truncating(make_chunk, make_hit):
     assert [e["chunk_id"] for e in context.included] == ["a"]
     assert context.dropped[0]["chunk_id"] == "b"
     assert context.dropped[0]["reason"].startswith("token budget: only")
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.text(min_size=1, max_size=400), min_size=1, max_size=6), budget=st.integers(100, 400))
+def test_context_never_exceeds_the_budget_and_accounts_for_every_hit(texts, budget):
+    from rag_core.types import Chunk, Hit
+
+    hits = [Hit(Chunk(f"c{i}", "d", "paragraph", "prose", t, 0, len(t), count_tokens(t)), score=float(-i),
+                source_name="s.md") for i, t in enumerate(texts)]
+    context = format_context(hits, budget=budget)
+    assert context.tokens <= budget
+    included = [e["chunk_id"] for e in context.included]
+    dropped = [e["chunk_id"] for e in context.dropped]
+    assert included + dropped == [f"c{i}" for i in range(len(texts))]
