@@ -204,7 +204,9 @@ class _Converter:
         rows: list[list[str]] = []
         header_rows = 0
         # Rows directly in the table or in its thead/tbody/tfoot; nested tables flatten into their cell's text.
-        trs = [tr for group in (node, *_child_tags(node, "thead", "tbody", "tfoot")) for tr in _child_tags(group, "tr")]
+        trs: list[Tag] = []
+        for child in _child_tags(node, "tr", "thead", "tbody", "tfoot"):
+            trs.extend([child] if child.name.lower() == "tr" else _child_tags(child, "tr"))
         for tr in trs:
             cells = _child_tags(tr, "th", "td")
             if not cells:
@@ -213,7 +215,8 @@ class _Converter:
             for cell in cells:
                 span = str(cell.get("colspan") or "1")
                 row.extend([_cell(cell.get_text(" "))] * (min(int(span), 50) if span.isdigit() and span != "0" else 1))
-            if not rows and all(c.name == "th" for c in cells):
+            in_thead = isinstance(tr.parent, Tag) and tr.parent.name.lower() == "thead"
+            if not rows and (in_thead or all(c.name.lower() == "th" for c in cells)):
                 header_rows = 1
             rows.append(row)
         if not rows:

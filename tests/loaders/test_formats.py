@@ -255,3 +255,9 @@ def test_html_table_caption_and_br_inside_pre():
             b"<pre>line one<br>line two</pre></body></html>")
     doc = load_bytes("t.html", html)
     assert doc.text == "Plans\n\n| Column 1 |\n|---|\n| a |\n\n```\nline one\nline two\n```\n"
+
+
+def test_html_thead_with_td_is_the_header_and_row_order_is_kept():
+    html = (b"<html><body><table><thead><tr><td>k</td><td>v</td></tr></thead>"
+            b"<tr><td>1</td><td colspan='1'>2</td></tr><tr><td colspan='2'>wide</td></tr></table></body></html>")
+    assert load_bytes("t.html", html).text == "| k | v |\n|---|---|\n| 1 | 2 |\n| wide | wide |\n"
