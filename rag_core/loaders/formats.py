@@ -21,6 +21,9 @@ MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
 MAX_DOCX_RATIO = 200
 MAX_DOCX_MEMBERS = 5000
 MAX_PDF_PAGES = 5000
+# Paragraph styles Word and common templates use for source code; consecutive ones become one fenced block.
+CODE_STYLES = frozenset({"code", "source code", "html preformatted", "plain text", "macro text", "code block",
+                         "verbatim", "preformatted text"})
 _WHITESPACE_RE = re.compile(r"\s+")
 
 
@@ -195,6 +198,12 @@ def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
     return text
 
 
+def _fenced(code: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}\n{code.strip(chr(10))}\n{ticks}"
+
+
 def convert_docx(name: str, data: bytes) -> Converted:
     """Headings by style level → ``#``, tables → Markdown tables, list paragraphs → ``- `` items."""
     check_zip_bomb(name, data)
@@ -207,10 +216,19 @@ def convert_docx(name: str, data: bytes) -> Converted:
         blocks: list[str] = []
         counters: dict[int, int] = {}
         warnings: list[str] = []
+        code_lines: list[str] = []
         for element in document.element.body.iterchildren():
             tag = element.tag.rsplit("}", 1)[-1]
-            if tag == "p":
-                line = _docx_paragraph(Paragraph(element, document), counters)
+            paragraph = Paragraph(element, document) if tag == "p" else None
+            style = (paragraph.style.name or "").lower() if paragraph is not None and paragraph.style else ""
+            if paragraph is not None and style in CODE_STYLES:
+                code_lines.append(paragraph.text.replace("\r", "").rstrip())
+                continue
+            if code_lines:  # consecutive code-styled paragraphs form one fenced block
+                blocks.append(_fenced("\n".join(code_lines)))
+                code_lines = []
+            if paragraph is not None:
+                line = _docx_paragraph(paragraph, counters)
                 if line:
                     blocks.append(line)
             elif tag == "tbl":
@@ -222,6 +240,8 @@ def convert_docx(name: str, data: bytes) -> Converted:
                     blocks.append(table)
                     if padded:
                         warnings.append(f"{padded} short table rows padded")
+        if code_lines:
+            blocks.append(_fenced("\n".join(code_lines)))
     except LoadError:
         raise
     except Exception as e:  # python-docx raises KeyError/ValueError/lxml errors on damaged parts

@@ -261,3 +261,17 @@ def test_html_thead_with_td_is_the_header_and_row_order_is_kept():
     html = (b"<html><body><table><thead><tr><td>k</td><td>v</td></tr></thead>"
             b"<tr><td>1</td><td colspan='1'>2</td></tr><tr><td colspan='2'>wide</td></tr></table></body></html>")
     assert load_bytes("t.html", html).text == "| k | v |\n|---|---|\n| 1 | 2 |\n| wide | wide |\n"
+
+
+def test_docx_code_styled_paragraphs_become_one_fence(make_docx):
+    from docx.enum.style import WD_STYLE_TYPE
+
+    def build(document):
+        document.styles.add_style("Code", WD_STYLE_TYPE.PARAGRAPH)
+        document.add_paragraph("Run:")
+        document.add_paragraph("def main():", style="Code")
+        document.add_paragraph("    return 1", style="Code")
+        document.add_paragraph("Done.")
+
+    doc = load_bytes("code.docx", make_docx(build))
+    assert doc.text == "Run:\n\n```\ndef main():\n    return 1\n```\n\nDone.\n"
