@@ -26,9 +26,8 @@ def _llm():
 
 
 def step_label(step) -> str:
-    icon = "✅" if step.ok else "⚠️"
     args = ", ".join(f"{k}={v!r}"[:60] for k, v in step.args.items() if k not in ("answer", "citations"))
-    return f"{icon} Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms"
+    return f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
 
 
 def render_step(step, box) -> None:
@@ -148,6 +147,8 @@ with st.sidebar:
         st.session_state[CHAT_KEY], st.session_state[STATE_KEY] = [], AgentState()
 config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs),
                                    "retrieval": config.retrieval.model_copy(update={"min_confidence": threshold})})
+# The chat box first: it shows at once while the index (and its embedding model) loads below.
+asked = st.chat_input("Ask about your documents") or prefill.get("question")
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
     st.info("The active index is empty: add documents on the Documents page first.")
@@ -157,10 +158,11 @@ for turn, (question, result) in enumerate(chat):
     st.chat_message("user").markdown(html.escape(question))
     with st.chat_message("assistant"):
         for step in result.steps:
-            render_step(step, st.expander(step_label(step)))
+            render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step)))
         render_result(result, turn, threshold)
-asked = st.chat_input("Ask about your documents", disabled=index is None) or prefill.get("question")
-if asked and index is not None:
+if asked and index is None:
+    st.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
+elif asked:
     st.chat_message("user").markdown(html.escape(asked))
     columns = st.columns(2) if compare else [None, st.container()]
     if compare:

@@ -54,7 +54,9 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
     if not text:
         return []
     if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS:
-        return [Passage(text, chunk.id, 0.0, (rank, 0))]
+        # Quote the block whole, without the heading lines that open a section chunk.
+        body = "\n".join(line for line in text.splitlines() if not re.match(r"\s{0,3}#{1,6}\s", line)).strip()
+        return [Passage(body or text, chunk.id, 0.0, (rank, 0))]
     units: list[str] = []
     fence = False
     block: list[str] = []
@@ -122,7 +124,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
         return ExtractiveAnswer(text=NOT_FOUND, citations=[])
     lines = [EXTRACTIVE_NOTE, ""]
     for passage in chosen:
-        body = passage.text if "\n" not in passage.text else "\n" + passage.text + "\n"
-        lines.append(f"- {body} [{passage.chunk_id}]")
+        if "\n" in passage.text:  # a code block or table: quoted as a block, its citation after it
+            lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
+        else:
+            lines.append(f"- {passage.text} [{passage.chunk_id}]")
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
     return ExtractiveAnswer(text="\n".join(lines), citations=citations, passages=chosen)
