@@ -236,4 +236,24 @@ def parse_markdown(text: str) -> ParsedMarkdown:
             if end > start:
                 blocks.append(block)
         i = j + 1 if tok.level == 0 else i + 1
-    return ParsedMarkdown(text, blocks, fences, tables, list_items, headings, paragraphs)
+    return ParsedMarkdown(text, _fill_gaps(text, blocks), fences, tables, list_items, headings, paragraphs)
+
+
+def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
+    """Source text that makes no token (link reference definitions such as ``[id]: https://…``) becomes a
+    prose block of its own, so every non-blank character of the document belongs to some block."""
+    filled: list[Block] = []
+    position = 0
+    for block in [*blocks, None]:
+        gap_end = block.start if block is not None else len(text)
+        start, end = position, gap_end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            filled.append(Block("references", "prose", start, end))
+        if block is not None:
+            filled.append(block)
+            position = max(position, block.end)
+    return filled

@@ -74,3 +74,13 @@ def test_unclosed_fence_runs_to_end():
     assert fence.kind == "fence"
     assert text[fence.start : fence.end] == "```js\nlet a = 1;"
     assert text[fence.fence_body[0] : fence.fence_body[1]] == "let a = 1;"
+
+
+def test_link_reference_definitions_become_a_block():
+    text = "Read [the docs][d].\n\n[d]: https://docs.example/\n[e]: https://e.example/\n\n# Next\n"
+    parsed = parse_markdown(text)
+    assert [(b.kind, text[b.start : b.end]) for b in parsed.blocks] == [
+        ("paragraph", "Read [the docs][d]."),
+        ("references", "[d]: https://docs.example/\n[e]: https://e.example/"),
+        ("heading", "# Next"),
+    ]

@@ -34,7 +34,9 @@ LIST = st.builds(
     st.booleans(),
 )
 QUOTE = PARAGRAPH.map(lambda p: "> " + p)
-BLOCK = st.one_of(HEADING, PARAGRAPH, FENCE, TABLE, LIST, QUOTE, st.just("---"))
+REFERENCES = st.lists(st.sampled_from(["[a]: https://a.example/x", "[PEP 8]: https://peps.python.org/pep-0008/"]),
+                      min_size=1, max_size=3).map("\n".join)
+BLOCK = st.one_of(HEADING, PARAGRAPH, FENCE, TABLE, LIST, QUOTE, REFERENCES, st.just("---"))
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=14).map(lambda blocks: "\n\n".join(blocks) + "\n")
 CONFIG = st.builds(lambda m, o: ChunkingConfig(max_tokens=m, overlap=o), st.sampled_from([32, 48, 96]),
                    st.sampled_from([0, 8, 16]))
