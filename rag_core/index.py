@@ -9,7 +9,7 @@ open deletes the orphaned vectors. Readers take no lock: they use an immutable s
 Several processes may share one data directory (the app and ``python -m rag_core ingest``): writers exclude
 each other with a file lock and readers reload the side store when another process committed. Embedded
 Chroma keeps its vector index in process memory, so such a reload also reconnects this process to the
-collection (see ``Index._refresh_store``). A Chroma server (``RAG_CHROMA_HOST``) is the better fit for many
+collection (see ``Index._sync_store``). A Chroma server (``RAG_CHROMA_HOST``) is the better fit for many
 processes.
 """
 
@@ -44,8 +44,9 @@ Chunker = Callable[[Document, ChunkingConfig, str], list[Chunk]]
 # Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora.
 WRITE_BATCH = 512
 
-# Per index directory: the manifest stamp of this process's latest commit (to tell our commits from others').
-_own_commits: dict[Path, tuple[int, int] | None] = {}
+# Per index directory: the manifest stamp this process's Chroma view matches (its own commits, or the last
+# reconnect); a different stamp means another process wrote since.
+_synced_stamps: dict[Path, tuple[int, int] | None] = {}
 
 
 def _now() -> str:
@@ -155,6 +156,7 @@ class Index(Navigation):
         self.hot = HotTier(clock)
         self._store_metadata = store.metadata()
         self._snapshot = self._load()
+        self._sync_store()
 
     # --- opening ------------------------------------------------------------------------------------
     @classmethod
@@ -243,18 +245,18 @@ class Index(Navigation):
             with self._lock:
                 if self._side.stamp() != self._snapshot.stamp:
                     self._snapshot = self._load()
-                    if self._snapshot.stamp != _own_commits.get(self._side.root):
-                        self._refresh_store()  # the commit came from another process
+                    self._sync_store()
                 snapshot = self._snapshot
         return snapshot
 
-    def _refresh_store(self) -> None:
-        """Reconnect to embedded Chroma after another process wrote to this collection (see ``fresh_client``)."""
-        if self.settings.chroma_host:
-            return
-        fresh = fresh_client(self.settings)
-        if fresh is not None:
-            self._store = ChromaVectorStore(fresh, self.name, self._store_metadata, describe(self.settings))
+    def _sync_store(self) -> None:
+        """Reconnect to embedded Chroma when another process wrote to this collection (see ``fresh_client``)."""
+        root, stamp = self._side.root, self._snapshot.stamp
+        if root in _synced_stamps and _synced_stamps[root] != stamp and not self.settings.chroma_host:
+            fresh = fresh_client(self.settings)
+            if fresh is not None:
+                self._store = ChromaVectorStore(fresh, self.name, self._store_metadata, describe(self.settings))
+        _synced_stamps[root] = stamp
 
     # --- writing ------------------------------------------------------------------------------------
     def _chunk(self, doc: Document) -> list[Chunk]:
@@ -377,7 +379,7 @@ class Index(Navigation):
             by_doc = {d: cs for d, cs in old.by_doc.items() if d not in replaced}
             by_doc.update((doc.id, _doc_order(doc_chunks)) for doc, doc_chunks in entries)
             self._snapshot = _Snapshot(manifest, chunks, by_doc, keyword, self._side.stamp())
-            _own_commits[self._side.root] = self._snapshot.stamp
+            _synced_stamps[self._side.root] = self._snapshot.stamp
             self._store.delete(stale)
             report.removed_chunks = len(stale)
             self._side.remove_unreferenced(manifest)

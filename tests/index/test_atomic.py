@@ -90,7 +90,7 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
         settings = Settings(data_dir={str(settings.data_dir)!r}, chroma_host={settings.chroma_host!r},
                             chroma_port={settings.chroma_port})
         index = index_module.Index.open({name!r}, settings, Stalling(), None, chunker=fakes.fake_chunker)
-        index.ingest([fakes.make_doc({doc_var.lower() + ".md"!r}, fakes.{doc_var})])
+        index.ingest([fakes.make_doc({doc_var.lower() + ".md"!r}, fakes.{doc_var})], force=True)
         print("done")
     """)
     path = tmp_path / f"ingest_{doc_var}.py"
@@ -206,3 +206,7 @@ def test_a_running_process_finds_what_another_process_ingested(settings, collect
     assert [c.text for c, _ in index.keyword_search("invoices", 1)][0].startswith("Invoices")
     assert index.count()["document"] == 2
     assert len({c.id for c, _ in index.vector_search("pay", 20)}) == len(index.vector_search("pay", 20))
+    again = _run_ingest_script(settings, collection_name, "AUTH", None, tmp_path)  # forced: a new generation
+    assert again.wait(timeout=120) == 0
+    reopened = open_index()  # a new Index object in this process also sees the other process's writes
+    assert [c.doc_id for c, _ in reopened.vector_search("invoices emailed", 1)] == [hits[0][0].doc_id]
