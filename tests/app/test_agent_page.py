@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,30 @@ def test_prefill_question_and_compare(indexed):
     assert "One-shot RAG (top-5 hybrid)" in subheaders and "Agent (offline policy)" in subheaders
     assert any(c.value.startswith("1 retrieval · ") for c in at.caption)
     assert at.toggle(key="agent_compare").value is True
+
+
+def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}, content="Searching."),
+              fake.answer("keyword"),  # the retrieval LLM router picks the strategy of that search
+              fake.tool_call("done", {"answer": "Open Settings › Keys and press **Rotate**.", "citations": []},
+                             call_id="call_2")]
+    with fake.ScriptedOpenAIServer(script) as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
+        at = _app(agent_policy="llm")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    assert [s.label.split(" · ")[1].split("(")[0] for s in at.status] == ["search", "done"]
+    assert "Open Settings › Keys and press **Rotate**." in _markdown(at)
+    result = at.session_state["agent_chat"][0][1]
+    assert (result.policy, result.extractive, result.llm_tokens) == ("llm", False, 120)
+    assert result.steps[0].route == "keyword" and "LLM router" in result.steps[0].route_reason
+    system = server.requests[0]["json"]["messages"][0]["content"]
+    assert "<untrusted_document>" in system
 
 
 def test_failing_llm_endpoint_falls_back_to_offline(indexed, monkeypatch):
