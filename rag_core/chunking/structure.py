@@ -75,6 +75,7 @@ class _Builder:
         self.blocks: list[Block] = []
         self.block_tokens: list[int] = []
         self.paths: list[list[str]] = []
+        self._row_tokens: dict[int, list[int]] = {}
 
     # ---- blocks -------------------------------------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class _Builder:
         block = self.blocks[index]
         header = self.table_header(block)
         header_tokens = count_tokens(header) + GAP_TOKENS
-        row_tokens = [count_tokens(self.text[s:e]) + GAP_TOKENS for s, e in block.items]
+        row_tokens = self.row_tokens(index)
         units: list[Unit] = []
         i = 0
         while i < len(block.items):
@@ -424,17 +425,26 @@ class _Builder:
                 if block.kind != "table" or not block.items:
                     continue
                 header = self.table_header(block)
-                header_tokens = count_tokens(header)
-                for number, (s, e) in enumerate(block.items, start=1):
-                    if not (unit.start <= s and e <= unit.end):
-                        continue
-                    tokens = header_tokens + GAP_TOKENS + count_tokens(self.text[s:e])
+                header_tokens = count_tokens(header) + GAP_TOKENS
+                sizes = self.row_tokens(unit.block)
+                first = bisect_left(block.items, (unit.start, -1)) if unit.piece else 0
+                for number in range(first + 1, len(block.items) + 1):
+                    s, e = block.items[number - 1]
+                    if e > unit.end:
+                        break
+                    tokens = header_tokens + sizes[number - 1] - GAP_TOKENS
                     node = Node("row", s, e, f"{header}\n{self.text[s:e]}", tokens, "table", verbatim=False,
                                 heading_path=list(self.paths[unit.block]), oversized=tokens > self.max_tokens,
                                 contains_types=["table"], metadata={"row": number, "rows": len(block.items)})
                     node.parent = para
                     rows.append(node)
         return rows
+
+    def row_tokens(self, index: int) -> list[int]:
+        """Tokens of each body row of table block ``index`` plus one for its line break (counted once)."""
+        if index not in self._row_tokens:
+            self._row_tokens[index] = [count_tokens(self.text[s:e]) + GAP_TOKENS for s, e in self.blocks[index].items]
+        return self._row_tokens[index]
 
 
 def _to_chunks(doc: Document, nodes: list[Node], params: str) -> list[Chunk]:
