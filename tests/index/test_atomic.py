@@ -191,6 +191,8 @@ def test_server_going_away_gives_a_clear_error(tmp_path, data_dir, embedder, aut
     with pytest.raises(IndexError_, match=f"vector search failed on Chroma server at 127.0.0.1:{server.port}"):
         index.vector_search("RS256", 2)
     assert len(index.keyword_search("RS256", 2)) == 2  # keyword search keeps working from the side store
+    with ChromaServer(tmp_path / "db", port=server.port):  # the server comes back: the same index answers again
+        assert len(index.vector_search("RS256", 2)) == 2
 
 
 def test_a_running_process_finds_what_another_process_ingested(settings, collection_name, open_index, auth_doc,
