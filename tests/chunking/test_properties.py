@@ -3,10 +3,10 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_core.chunking import chunk_document, lint
+from rag_core.chunking import chunk_document, fixed_chunks, lint
 from rag_core.config import ChunkingConfig
 from rag_core.tokens import count_tokens
-from rag_core.types import Document
+from rag_core.types import Chunk, Document
 
 WORDS = st.sampled_from(
     ["token", "retry", "the", "service", "Auth", "é", "naïve", "数据", "e.g.", "v2.1", "<b>", "`x`", "**bold**"]
@@ -114,3 +114,28 @@ def test_parents_contain_their_children(text, config):
             assert lo <= chunk.start and chunk.end <= hi
         else:
             assert parent.start <= chunk.start and chunk.end <= parent.end
+
+
+@SETTINGS
+@given(DOCUMENT, st.lists(st.integers(0, 10_000), max_size=12))
+def test_lint_judges_any_span_list(text, cuts):
+    doc = make(text)
+    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    chunks = [Chunk(f"c{i}", "p1", "paragraph", "prose", text[s:e], s, e, count_tokens(text[s:e]))
+              for i, (s, e) in enumerate(zip(points, points[1:], strict=False))]
+    report = lint(doc, chunks, max_tokens=64)
+    assert report.total == sum(n for kind, n in report.counts.items() if kind != "oversized_atomic")
+    assert report.total == len(report.violations)
+    assert all(0 <= v.start <= v.end <= len(text) for v in report.violations)
+    if len(chunks) == 1:  # the whole document as one chunk cuts nothing (headings inside are another matter)
+        cuts = ("code_fence_cut", "table_cut_or_headerless_row", "list_item_cut", "sentence_cut")
+        assert [report.counts[kind] for kind in cuts] == [0, 0, 0, 0]
+
+
+@SETTINGS
+@given(DOCUMENT, st.sampled_from([16, 32, 64]), st.sampled_from([0, 4, 8]))
+def test_fixed_windows_cover_the_text_verbatim(text, max_tokens, overlap):
+    windows = fixed_chunks(make(text), max_tokens, overlap)
+    assert all(text[c.start : c.end] == c.text and c.tokens <= max_tokens for c in windows)
+    assert windows[0].start == 0 and windows[-1].end == len(text)
+    assert all(b.start <= a.end for a, b in zip(windows, windows[1:], strict=False))
