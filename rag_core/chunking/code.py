@@ -120,43 +120,42 @@ def split_code(
 ) -> list[tuple[int, int, int]]:
     """Split ``text[start:end]`` into ``(start, end, tokens)`` pieces of at most ``max_tokens`` (when possible).
 
-    Cut points, best first: blank lines followed by a line at the smallest indentation (top-level
-    statements), any blank line, any line break. A piece that still does not fit is returned alone.
+    Cut points, best first: a blank line followed by the least indented statement (top-level statements,
+    then a class's methods, then blocks inside a body), then any line break. A piece that still does not
+    fit is returned alone.
     """
     segment = text[start:end]
     rel_starts = line_starts(segment)
     line_spans = [(rel_starts[i], rel_starts[i + 1] if i + 1 < len(rel_starts) else len(segment))
                   for i in range(len(rel_starts))]
-    indents = [len(segment[s:e]) - len(segment[s:e].lstrip()) for s, e in line_spans if segment[s:e].strip()]
-    base = min(indents) if indents else 0
-    # Rank of cutting before line i: 0 top-level after blank, 1 after blank, 2 any line.
-    ranks = [2] * len(line_spans)
+    # Rank of cutting before line i: the indentation of a statement that follows a blank line; any other line
+    # break ranks last.
+    any_line = 1 << 20
+    ranks = [any_line] * len(line_spans)
     for i in range(1, len(line_spans)):
-        s, e = line_spans[i]
-        line = segment[s:e]
+        line = segment[line_spans[i][0] : line_spans[i][1]]
         prev = segment[line_spans[i - 1][0] : line_spans[i - 1][1]]
-        if line.strip() and not prev.strip():
-            indent = len(line) - len(line.lstrip())
-            ranks[i] = 0 if indent <= base and not _CLOSER.match(line) else 1
+        if line.strip() and not prev.strip() and not _CLOSER.match(line):
+            ranks[i] = len(line) - len(line.lstrip())
     sizes = [count(segment[s:e]) for s, e in line_spans]
+    prefix = [0]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
 
     pieces: list[tuple[int, int, int]] = []
     i, n = 0, len(line_spans)
     while i < n:
-        total = 0
-        j = i
-        while j < n and (j == i or total + sizes[j] <= max_tokens):
-            total += sizes[j]
+        j = i + 1
+        while j < n and prefix[j + 1] - prefix[i] <= max_tokens:
             j += 1
         if j < n:
-            # Move the cut back to the best-ranked line start in this piece (keep at least one line).
-            for rank in (0, 1):
-                candidates = [k for k in range(i + 1, j + 1) if ranks[k] <= rank and sum(sizes[i:k]) >= max_tokens // 4]
-                if candidates:
-                    j = candidates[-1]
-                    break
+            # Move the cut back to the best-ranked line start in this piece, keeping it at least a quarter full.
+            candidates = [k for k in range(i + 1, j + 1) if prefix[k] - prefix[i] >= max_tokens // 4]
+            if candidates:
+                best = min(ranks[k] for k in candidates)
+                j = max(k for k in candidates if ranks[k] == best)
         s, e = _trim(segment, line_spans[i][0], line_spans[j - 1][1])
         if e > s:
-            pieces.append((start + s, start + e, sum(sizes[i:j])))
+            pieces.append((start + s, start + e, prefix[j] - prefix[i]))
         i = j
     return pieces

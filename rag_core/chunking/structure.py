@@ -22,7 +22,6 @@ from rag_core.types import Chunk, Document
 
 LEAD_IN_MAX_TOKENS = 64  # a paragraph ending with ":" up to this size is a lead-in kept with the next block
 GAP_TOKENS = 1  # estimate for the blank line joining two blocks ("\n\n" is one cl100k token)
-_PROSE_SPLIT_KINDS = ("paragraph", "blockquote", "admonition", "html", "front_matter", "hr", "heading")
 
 
 @dataclass(slots=True)

@@ -195,3 +195,15 @@ def test_pdf_pages_are_carried_into_metadata(make_doc):
 
 def test_empty_document_has_no_chunks(make_doc):
     assert chunk_document(make_doc("   \n\n"), ChunkingConfig()) == []
+
+
+def test_oversized_python_class_splits_between_methods(make_doc):
+    body = "        value = self.data[key]\n\n        return value"
+    methods = [f"    def get_{i}(self, key):\n{body} + {i}" for i in range(3)]
+    source = "class Store:\n" + "\n\n".join(methods) + "\n"
+    doc = make_doc(source, doc_type="code", language="python", name="store.py")
+    pieces = chunk_document(doc, ChunkingConfig(max_tokens=48), "paragraph")
+    # The blank line inside each method is never chosen: cuts fall before a method (the least indented statement).
+    assert [c.text for c in pieces] == ["class Store:\n" + methods[0], methods[1] + "\n\n" + methods[2]]
+    assert [c.continued for c in pieces] == [False, True]
+    assert all(c.verbatim and source[c.start : c.end] == c.text for c in pieces)
