@@ -147,12 +147,8 @@ with st.sidebar:
         st.session_state[CHAT_KEY], st.session_state[STATE_KEY] = [], AgentState()
 config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs),
                                    "retrieval": config.retrieval.model_copy(update={"min_confidence": threshold})})
-# The chat box first: it shows at once while the index (and its embedding model) loads below.
+# The chat and the new question render first; the index (and its embedding model) loads after them.
 asked = st.chat_input("Ask about your documents") or prefill.get("question")
-index = state.guarded(lambda: state.index_for(config), "Opening the index")
-if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
-    st.info("The active index is empty: add documents on the Documents page first.")
-    index = None
 chat = st.session_state.setdefault(CHAT_KEY, [])
 for turn, (question, result) in enumerate(chat):
     st.chat_message("user").markdown(html.escape(question))
@@ -160,33 +156,38 @@ for turn, (question, result) in enumerate(chat):
         for step in result.steps:
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step)))
         render_result(result, turn, threshold)
-if asked and index is None:
-    st.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
-elif asked:
+if asked:
     st.chat_message("user").markdown(html.escape(asked))
     columns = st.columns(2) if compare else [None, st.container()]
     if compare:
+        columns[0].subheader("One-shot RAG (top-5 hybrid)")
+        columns[1].subheader(f"Agent ({policy} policy)")
+    answer_box = columns[1].chat_message("assistant")
+index = state.guarded(lambda: state.index_for(config), "Opening the index")
+if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
+    st.info("The active index is empty: add documents on the Documents page first.")
+    index = None
+if asked and index is None:
+    answer_box.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
+elif asked:
+    if compare:
         with columns[0]:
-            st.subheader("One-shot RAG (top-5 hybrid)")
             one_shot(asked, index, config)
-    with columns[1]:
-        if compare:
-            st.subheader(f"Agent ({policy} policy)")
-        with st.chat_message("assistant"):
-            conversation = st.session_state.setdefault(STATE_KEY, AgentState())
-            llm = _llm() if policy == "llm" else None
+    with answer_box:
+        conversation = st.session_state.setdefault(STATE_KEY, AgentState())
+        llm = _llm() if policy == "llm" else None
 
-            def _run():
-                final = None
-                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
-                    if isinstance(event, AgentResult):
-                        final = event
-                    else:
-                        box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
-                        render_step(event, box)
-                return final
+        def _run():
+            final = None
+            for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
+                if isinstance(event, AgentResult):
+                    final = event
+                else:
+                    box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
+                    render_step(event, box)
+            return final
 
-            result = state.guarded(_run, "The agent")
-            if result is not None:
-                render_result(result, len(chat), threshold)
-                chat.append((asked, result))
+        result = state.guarded(_run, "The agent")
+        if result is not None:
+            render_result(result, len(chat), threshold)
+            chat.append((asked, result))
