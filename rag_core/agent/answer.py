@@ -91,7 +91,9 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
             paragraph = []
         if unit:
             passages.append(unit)
-    return [Passage(p, chunk.id, 0.0, (rank, i)) for i, p in enumerate(passages) if re.search(r"\w", p)]
+    # A short lead-in ("The flow is:") says nothing on its own.
+    return [Passage(p, chunk.id, 0.0, (rank, i)) for i, p in enumerate(passages)
+            if re.search(r"\w", p) and not (p.rstrip().endswith(":") and len(p.split()) < 8)]
 
 
 def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[str] = (),
@@ -127,6 +129,6 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
         if "\n" in passage.text:  # a code block or table: quoted as a block, its citation after it
             lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
         else:
-            lines.append(f"- {passage.text} [{passage.chunk_id}]")
+            lines.append(f"- {_LIST_ITEM.sub('', passage.text)} [{passage.chunk_id}]")
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
     return ExtractiveAnswer(text="\n".join(lines), citations=citations, passages=chosen)

@@ -163,3 +163,16 @@ def test_state_exports_as_json(fake_index, fake_retriever):
     data = json.loads(json.dumps(state.to_dict()))
     assert data["turns"][0]["question"] == "How do I rotate an API key?"
     assert data["queries"] == ["How do I rotate an API key?"] and "auth-p1" in data["context_ids"]
+
+
+def test_extractive_answer_quotes_list_items_and_tables_whole():
+    steps = Chunk(id="l1", doc_id="d", granularity="paragraph", chunk_type="list",
+                  text="To rotate:\n\n1. Open Settings.\n2. Press Rotate key now.", start=0, end=50, tokens=12)
+    table = Chunk(id="t1", doc_id="d", granularity="section", chunk_type="table",
+                  text="## Ports\n\n| port | use |\n| --- | --- |\n| 7420 | API |", start=0, end=50, tokens=20)
+    answer = extractive_answer("Which port does the API use? How do I rotate the key?",
+                               [Hit(table, 1.0, 0.9), Hit(steps, 0.9, 0.8)], ["Which port does the API use",
+                                                                            "How do I rotate the key"])
+    assert answer.text == (EXTRACTIVE_NOTE + "\n\n\n| port | use |\n| --- | --- |\n| 7420 | API |\n\n[t1]\n\n"
+                           "- Press Rotate key now. [l1]")
+    assert answer.citations == ["t1", "l1"]
