@@ -97,12 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         included = {entry["chunk_id"] for entry in result.context.included}
         hits = [h for h in result.hits if h.chunk.id in included]
         rows["one-shot"].append({"recall": _recall(question, hits), "tokens": result.context.tokens,
-                                 "steps": 1, "ms": ms})
+                                 "steps": 1, "ms": ms, "intent": question.intent or "?"})
         tick = time.perf_counter()
         answer = ask(question.question, index, config, settings, policy="offline", retriever=agent_retriever)
         ms = (time.perf_counter() - tick) * 1000
         rows["agent"].append({"recall": _recall(question, answer.context_hits), "tokens": answer.context_tokens,
-                              "steps": len(answer.steps), "ms": ms})
+                              "steps": len(answer.steps), "ms": ms, "intent": question.intent or "?"})
         saved += answer.dedup_saved_tokens
         offered += answer.dedup_offered_tokens
         if args.verbose:
@@ -132,6 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         f"({saved} tokens kept out).",
         f"- Latency: agent ÷ one-shot (p50) = {agent['p50'] / base['p50']:.1f}×.",
     ]
+    lines += ["", "| intent | questions | one-shot recall (%) | agent recall (%) | one-shot tokens | agent tokens |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for intent in sorted({r["intent"] for r in rows["agent"]}):
+        base_rows = [r for r in rows["one-shot"] if r["intent"] == intent]
+        agent_rows = [r for r in rows["agent"] if r["intent"] == intent]
+        b, a = _summary(base_rows), _summary(agent_rows)
+        lines.append(f"| {intent} | {len(agent_rows)} | {b['recall']:.1f} | {a['recall']:.1f} | {b['tokens']:.0f} "
+                     f"| {a['tokens']:.0f} |")
     table = "\n".join(lines)
     print(table)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
