@@ -134,15 +134,20 @@ def looks_like_html(text: str) -> bool:
     return bool(_HTML_START_RE.match(text[:4096]))
 
 
-def _utf16_without_bom(sample: bytes) -> str | None:
-    """Spot BOM-less UTF-16 (every other byte NUL in mostly-ASCII text), which would otherwise look binary."""
-    if len(sample) < 4:
+def _utf16_without_bom(data: bytes) -> str | None:
+    """Spot BOM-less UTF-16 (every other byte NUL in mostly-ASCII text), which would otherwise look binary.
+
+    Only for an even number of bytes (at least 8) whose other half is mostly printable ASCII, so a short
+    binary blob or UTF-8 text with a stray NUL is not misread as UTF-16.
+    """
+    if len(data) < 8 or len(data) % 2:
         return None
+    sample = data[:SNIFF_BYTES]
     even, odd = sample[0::2], sample[1::2]
-    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
-        return "utf-16-le"
-    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
-        return "utf-16-be"
+    for encoding, zeros, chars in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        printable = sum(1 for b in chars if 32 <= b < 127 or b in (9, 10, 13))
+        if zeros.count(0) > 0.4 * len(zeros) and chars.count(0) < 0.05 * len(chars) and printable > 0.9 * len(chars):
+            return encoding
     return None
 
 
@@ -163,7 +168,7 @@ def decode_text(name: str, data: bytes) -> Decoded:
                 raise LoadError(f"{name}: starts with a {encoding} byte-order mark but is not valid {encoding}.") from e
     sample = data[:SNIFF_BYTES]
     if b"\x00" in sample:
-        encoding = _utf16_without_bom(sample)
+        encoding = _utf16_without_bom(data)
         if encoding is None:
             raise LoadError(f"{name}: looks like a binary file (it contains NUL bytes), not text; "
                             "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")

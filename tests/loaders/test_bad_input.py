@@ -173,6 +173,11 @@ def test_utf16_with_bom_and_crlf():
     assert doc.metadata["encoding"] == "utf-16-le"
 
 
+def test_utf8_with_a_stray_nul_is_not_read_as_utf16():
+    assert "binary" in _error("nul.md", "0\x00\x80".encode())
+    assert "binary" in _error("nul2.md", b"abc\x00defgh")
+
+
 def test_utf16_without_bom():
     assert load_bytes("u16.md", "# Hello\nworld\n".encode("utf-16-be")).text == "# Hello\nworld\n"
 
