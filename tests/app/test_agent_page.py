@@ -153,3 +153,15 @@ def test_failing_llm_endpoint_falls_back_to_offline(indexed, monkeypatch):
     assert at.status[0].state == "error"
     assert any("LLM endpoint failed; the offline policy answered instead" in w.value for w in at.warning)
     assert "To rotate the API key" in _markdown(at)
+
+
+def test_bad_questions_get_a_clear_message(indexed):
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("?!?").run()
+    assert not at.exception
+    assert at.error[0].value == "The agent: the question has no words: ask about something in the documents"
+    at.chat_input[0].set_value("why " * 30_000).run()
+    assert not at.exception
+    assert at.error[0].value.startswith("The agent: the question is 119,999 characters long")
+    assert at.session_state["agent_chat"] == []
