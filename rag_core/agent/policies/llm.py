@@ -66,6 +66,9 @@ class LLMPolicy:
 
     def next_action(self, run: AgentRun) -> Action:
         if not self.pending:
+            if run.steps_left == 1:
+                self.messages.append({"role": "user", "content": "This is your last step: call done now with the "
+                                      "best answer the retrieved text supports, saying what is missing."})
             temperature = self.temperature if self.temperature is not None else run.config.agent.temperature
             result = self.client.chat(self.messages, tools=tool_definitions(), temperature=temperature)
             self.messages.append(result.assistant_message())
