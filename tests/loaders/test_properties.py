@@ -11,7 +11,7 @@ from rag_core.errors import LoadError
 from rag_core.loaders import load_bytes, safe_name
 
 NAMES = st.sampled_from(["a.md", "b.txt", "c.csv", "d.html", "e.py", "f.pdf", "g.docx", "h", "i.tsv", "j.json"])
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _loads_or_load_error(name: str, data: bytes):
