@@ -253,7 +253,7 @@ def run_agent(
     embed = getattr(index, "embed_texts", None)
     context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, embed)
     if state.context_hits:
-        context.add(state.context_hits)
+        context.add(state.context_hits, count_offered=False)
     run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state)
     started = time.perf_counter()
     fallback: str | None = None
