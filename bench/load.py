@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Python heap still held after a third run of {args.queries} queries at {max(clients)} clients "
         f"(tracemalloc, gc'd): {python_growth_kb:.0f} KB. The client RSS growth is native and comes with new "
         "client threads: the embedding cache opens one SQLite connection per thread (with one long-lived "
-        "thread, or with the cache off, RSS stays flat over 5,000 queries).",
+        "thread, or with the cache off, RSS stays flat over 4,000+ queries).",
         f"Machine load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
         "(other jobs share them, so absolute figures are pessimistic; the ratios compare like with like).",
     ]
