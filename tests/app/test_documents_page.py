@@ -178,3 +178,54 @@ def test_guided_demo_from_home_loads_the_samples(data_dir):
     assert [t.value for t in at.title] == ["📄 Documents"]
     assert len(_table(at)) == len(sample_paths())
     assert set(_table(at)["index"]) == {"indexed"}
+
+
+def test_upload_loads_good_files_and_reports_each_bad_one(data_dir):
+    at = _app()
+    at.run()
+    at.file_uploader[0].set_value([
+        ("guide.md", b"# Guide\n\nHello.\n", "text/markdown"),
+        ("fake.md", bytes(range(256)) * 8, "text/markdown"),
+        ("../../etc/empty.md", b"", "text/markdown"),
+        ("plans.csv", b"plan,price\nfree,0\n", "text/csv"),
+    ]).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "fake\\.md: looks like a binary file \\(it contains NUL bytes\\), not text; upload Markdown, text, code, "
+        "HTML, CSV, PDF or DOCX\\.",
+        "empty\\.md: the file is empty\\.",
+    ]
+    assert at.success[0].value == "Added 2 document(s)."
+    assert at.success[1].value.startswith("Indexed 2 document(s): ")
+    table = _table(at)
+    assert list(table["name"]) == ["guide.md", "plans.csv"]
+    assert list(table["index"]) == ["indexed", "indexed"]
+
+    at.run()  # a rerun with the same files in the widget does not load them again
+    assert not at.exception
+    assert len(_table(at)) == 2
+    assert len(DocumentStore(data_dir).list()) == 2
+
+
+def test_upload_same_file_again_is_recognised(data_dir):
+    at = _app()
+    at.run()
+    at.file_uploader[0].set_value(("guide.md", b"# Guide\n", "text/markdown")).run()
+    at.file_uploader[0].set_value(("guide.md", b"# Guide\n", "text/markdown")).run()
+    assert not at.exception
+    assert at.info[0].value == "Already stored (recognised, not duplicated): guide\\.md."
+    assert len(_table(at)) == 1
+
+
+def test_upload_over_the_size_limit_is_a_friendly_message(data_dir, monkeypatch):
+    monkeypatch.setenv("RAG_MAX_UPLOAD_MB", "1")
+    at = _app()
+    at.run()
+    at.file_uploader[0].set_value([("big.md", b"x" * (1024 * 1024 + 1), "text/markdown"),
+                                   ("small.md", b"# Small\n", "text/markdown")]).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "big\\.md: is 1\\.0 MB, over the 1 MB limit per file \\(RAG\\_MAX\\_UPLOAD\\_MB\\); "
+        "split it or raise the limit\\."
+    ]
+    assert list(_table(at)["name"]) == ["small.md"]
