@@ -169,3 +169,28 @@ def test_delete_a_stored_run(data_dir):
     at.run()
     assert not at.exception and store.list() == []
     assert any("No evaluation has been run yet" in i.value for i in at.info)
+
+
+def test_beir_folder_question_set_runs_on_its_own_index(data_dir, tmp_path):
+    import json
+
+    folder = tmp_path / "minibeir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        json.dumps({"_id": "d1", "title": "Aspirin", "text": "Aspirin relieves headaches."}) + "\n"
+        + json.dumps({"_id": "d2", "title": "Coffee", "text": "Coffee lowers liver disease risk."}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "aspirin headaches"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    at = _app().run()
+    at.radio[0].set_value("BEIR folder")
+    at.run()
+    at.text_input(key="eval_beir_path").input(str(folder))
+    at.run()
+    assert any("**minibeir**: 1 questions" in c.value for c in at.caption)
+    at.multiselect(key="eval_strategies").set_value(["keyword"])
+    _button(at, "Run evaluation").click()
+    at.run()
+    assert not at.exception, at.exception
+    run = ResultsStore(data_dir).latest(1)[0]
+    assert run.question_set["kind"] == "beir" and run.status == "complete"
+    assert run.records[0]["metrics"]["mrr"] == 1.0 and run.records[0]["hits"][0]["chunk_id"] == "d1"
