@@ -78,10 +78,17 @@ def _chunking(max_tokens: int | None):
     return ChunkingConfig(max_tokens=max_tokens, overlap=min(32, max_tokens // 4))
 
 
-def _stderr_progress(done: int, total: int) -> None:
-    step = max(1, total // 10)
-    if total and (done == total or done % step == 0):
-        print(f"  embedded {done}/{total} chunks", file=sys.stderr, flush=True)
+def _stderr_progress():
+    """A progress callback printing to stderr each time another tenth of the chunks is embedded."""
+    printed = [-1]
+
+    def progress(done: int, total: int) -> None:
+        tenth = done * 10 // total if total else 10
+        if tenth > printed[0]:
+            printed[0] = tenth
+            print(f"  embedded {done}/{total} chunks", file=sys.stderr, flush=True)
+
+    return progress
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         row["doc_id"] = doc.id
         docs.append(doc)
 
-    report = index.ingest(docs, progress=None if args.json else _stderr_progress, force=args.force)
+    report = index.ingest(docs, progress=None if args.json else _stderr_progress(), force=args.force)
     by_id = {entry["doc_id"]: entry for entry in index.documents()}
     names_failed = report.errors
     for row in files:
