@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from rag_core.retrieval.confidence import calibrate_confidence, cosine_params, result_confidence, vector_confidence
@@ -5,10 +7,12 @@ from rag_core.types import Chunk, Hit
 
 
 def test_vector_confidence_is_a_logistic_centred_on_the_embedder_midpoint():
-    assert cosine_params("minilm-l6-v2") == (0.45, 0.07)
-    assert cosine_params("hash-384") == (0.25, 0.07)
-    assert vector_confidence(0.45, "minilm-l6-v2") == pytest.approx(0.5)
-    assert vector_confidence(0.25, "hash-384") == pytest.approx(0.5)
+    assert cosine_params("minilm-l6-v2") == (0.49, 0.065)
+    assert cosine_params("hash-384") == (0.32, 0.13)
+    assert cosine_params("openai-text-embedding-3-small") == (0.35, 0.08)
+    assert vector_confidence(0.49, "minilm-l6-v2") == pytest.approx(0.5)
+    assert vector_confidence(0.32, "hash-384") == pytest.approx(0.5)
+    assert vector_confidence(0.49 + 0.065, "minilm-l6-v2") == pytest.approx(1 / (1 + math.exp(-1)))
     assert vector_confidence(0.9, "minilm-l6-v2") > 0.99
     assert vector_confidence(0.0, "minilm-l6-v2") < 0.01
     assert vector_confidence(0.6, "minilm") > vector_confidence(0.5, "minilm")
