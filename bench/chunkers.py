@@ -10,6 +10,7 @@ re-parses each document itself. Run: ``python -m bench.chunkers [--sizes 256 512
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import time
@@ -138,34 +139,40 @@ REFERENCE = "LangChain RecursiveCharacter (tiktoken)"
 
 def measure_all(chunkers: list[str], docs: list[Document], max_tokens: int, repeat: int) -> list[dict]:
     """Time every chunker on every document, interleaved document by document so that the shared machine's
-    changing load hits all chunkers alike; a chunker's time is the sum over documents of its fastest pass."""
+    changing load hits all chunkers alike; a chunker's time is the sum over documents of its fastest pass.
+
+    Outputs are linted and dropped right away (untimed) and the heap is collected before each timed call, so
+    no chunker pays for garbage-collecting another one's results.
+    """
     runs = {name: CHUNKERS[name](max_tokens) for name in chunkers}
     for run in runs.values():
         run(docs[0])  # warm-up: imports, parser construction
-    # Per document, each chunker's fastest pass: a load spike on the shared machine then costs no one.
     per_doc = {name: [float("inf")] * len(docs) for name in chunkers}
-    outputs: dict[str, list[list[Chunk]]] = {}
-    for _ in range(repeat):
-        outputs = {name: [] for name in chunkers}
+    counts = {name: dict.fromkeys((*LINT_KINDS, "oversized_atomic"), 0) for name in chunkers}
+    leaf_count = dict.fromkeys(chunkers, 0)
+    leaf_tokens = dict.fromkeys(chunkers, 0)
+    for attempt in range(repeat):
         for i, doc in enumerate(docs):
             for name, run in runs.items():
+                gc.collect()
                 started = time.perf_counter()
                 chunks = run(doc)
                 per_doc[name][i] = min(per_doc[name][i], time.perf_counter() - started)
-                outputs[name].append(chunks)
-    best = {name: sum(times) for name, times in per_doc.items()}
+                if attempt == repeat - 1:
+                    for kind, n in lint(doc, chunks, max_tokens=max_tokens).counts.items():
+                        counts[name][kind] += n
+                    leaf = [c.tokens for c in chunks if c.granularity == "paragraph"]
+                    leaf_count[name] += len(leaf)
+                    leaf_tokens[name] += sum(leaf)
+                del chunks
     megabytes = sum(d.size for d in docs) / 1e6
     rows = []
     for name in chunkers:
-        counts = dict.fromkeys((*LINT_KINDS, "oversized_atomic"), 0)
-        for doc, chunks in zip(docs, outputs[name], strict=True):
-            for kind, n in lint(doc, chunks, max_tokens=max_tokens).counts.items():
-                counts[kind] += n
-        leaf = [c for chunks in outputs[name] for c in chunks if c.granularity == "paragraph"]
+        seconds = sum(per_doc[name])
         rows.append({
-            "name": name, "max_tokens": max_tokens, "seconds": best[name], "mb_s": megabytes / best[name],
-            "chunks": len(leaf), "mean_tokens": sum(c.tokens for c in leaf) / max(len(leaf), 1),
-            "counts": counts, "total": sum(n for k, n in counts.items() if k != "oversized_atomic"),
+            "name": name, "max_tokens": max_tokens, "seconds": seconds, "mb_s": megabytes / seconds,
+            "chunks": leaf_count[name], "mean_tokens": leaf_tokens[name] / max(leaf_count[name], 1),
+            "counts": counts[name], "total": sum(n for k, n in counts[name].items() if k != "oversized_atomic"),
         })
     return rows
 
@@ -209,9 +216,9 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
         out += [f"## {corpus} ({len(docs)} files, {megabytes:.2f} MB)", "", *table(rows), ""]
     out += [
-        "Throughput: chunking only, timed document by document with the chunkers interleaved (per document the "
-        "fastest of the passes, summed), all granularities for `structure (ours)` "
-        "(document, section, paragraph, row in one call). `chunks` and `mean tok` count leaf chunks "
+        "Throughput: chunking only, timed document by document with the chunkers interleaved and the heap "
+        "collected before each call (per document the fastest of the passes, summed), all granularities for "
+        "`structure (ours)` (document, section, paragraph, row in one call). `chunks` and `mean tok` count leaf chunks "
         "(`paragraph` granularity for ours; every output chunk for the others).",
         "Integrity: `rag_core.chunking.lint` over every chunk the chunker returned (for ours all granularities); "
         "library outputs are mapped to character spans first. `over max` is a chunk above the token limit that "
