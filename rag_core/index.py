@@ -434,7 +434,7 @@ class Index(Navigation):
             for chunk in entry.chunks:
                 counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
             rows.append({"doc_id": entry.doc_id, "name": entry.name, "tier": "hot", "chunks": counts,
-                         "expires_at": entry.expires_at})
+                         "expires_in_s": round(self.hot.seconds_left(entry), 1)})
         for row in rows:
             row.pop("file", None)
         return rows

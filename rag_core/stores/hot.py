@@ -65,6 +65,9 @@ class HotTier:
     def entries(self) -> list[HotEntry]:
         return self._live()
 
+    def seconds_left(self, entry: HotEntry) -> float:
+        return max(0.0, entry.expires_at - self._clock())
+
     def get(self, chunk_id: str) -> Chunk | None:
         for entry in self._live():
             for chunk in entry.chunks:

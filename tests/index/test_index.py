@@ -162,8 +162,10 @@ def test_hot_tier_expires(settings, embedder, collection_name, auth_doc, billing
         .startswith("Invoices")
     assert index.count()["document"] == 2
     assert [d["tier"] for d in index.documents()] == ["persistent", "hot"]
+    now[0] += 15
+    assert index.documents()[1]["expires_in_s"] == 45.0
     assert index.zoom_out(chunks[2].id).id == chunks[1].id
-    now[0] += 61
+    now[0] += 46
     assert index.keyword_search("invoices", 1) == []
     assert index.get(chunks[0].id) is None
     assert index.count()["document"] == 1
