@@ -7,6 +7,7 @@ read and act on; ``ToolBox.execute`` never raises for the agent's mistakes.
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import re
@@ -129,8 +130,8 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], l
     """Parse tool-call arguments, repairing common model slips; returns (arguments, repairs made).
 
     Repairs (hand-written because they are small and specific to how models garble JSON): strip a Markdown code
-    fence around the JSON, remove trailing commas, treat an empty string as no arguments. Anything else that is
-    not a JSON object raises ``ToolArgumentError``.
+    fence around the JSON, remove trailing commas, read a Python-style dict with ``ast.literal_eval`` (safe: it
+    evaluates literals only), treat an empty string as no arguments. Anything else raises ``ToolArgumentError``.
     """
     if raw is None or isinstance(raw, dict):
         return dict(raw or {}), []
@@ -152,13 +153,25 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], l
         try:
             value = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ToolArgumentError(
-                f"arguments are not valid JSON ({e.msg} at position {e.pos}); send a JSON object such as "
-                '{"query": "..."}'
-            ) from e
+            value = _python_literal(text)
+            if value is None:
+                raise ToolArgumentError(
+                    f"arguments are not valid JSON ({e.msg} at position {e.pos}); send a JSON object such as "
+                    '{"query": "..."}'
+                ) from e
+            repairs.append("read a Python-style object (single quotes, True/None)")
     if not isinstance(value, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, got {type(value).__name__}")
     return value, repairs
+
+
+def _python_literal(text: str) -> dict[str, Any] | None:
+    """``{'query': 'x', 'exact': True}`` as a dict; None when ``text`` is not a Python dict literal."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def validate_arguments(name: str, raw: str | dict[str, Any] | None) -> tuple[_Args, list[str]]:

@@ -35,11 +35,15 @@ def test_parse_repairs_fence_and_trailing_comma():
         {"query": "jwt"}, ["stripped a code fence", "removed trailing commas"])
     assert parse_arguments("") == ({}, ["empty arguments read as {}"])
     assert parse_arguments({"a": 1}) == ({"a": 1}, [])
+    assert parse_arguments("{'query': 'jwt', 'max_results': 2}") == (
+        {"query": "jwt", "max_results": 2}, ["read a Python-style object (single quotes, True/None)"])
 
 
 def test_parse_rejects_garbage():
     with pytest.raises(ToolArgumentError, match="not valid JSON"):
         parse_arguments("{query: jwt")
+    with pytest.raises(ToolArgumentError, match="not valid JSON"):
+        parse_arguments("__import__('os').system('id')")
     with pytest.raises(ToolArgumentError, match="must be a JSON object, got list"):
         parse_arguments("[1, 2]")
 
