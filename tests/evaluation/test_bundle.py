@@ -48,7 +48,10 @@ def test_export_read_import_replay(tmp_path, tiny_run, fakes):
     again = replay(bundle, settings=Settings(data_dir=other), index_factory=lambda c: index,
                    execute=fakes.ScriptedExecutor(SCRIPT))
     assert index.ingested == ["0123456789abcdef"]
-    assert again.summary == tiny_run.summary and again.label == "replay of bundle"
+    def quality(run):  # latency differs from run to run; everything measured about answers must not
+        return [{k: v for k, v in row.items() if k != "latency_ms_p50"} for row in run.summary]
+
+    assert quality(again) == quality(tiny_run) and again.label == "replay of bundle"
 
 
 def test_named_documents_must_exist_locally(tmp_path, tiny_run):
