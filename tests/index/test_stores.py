@@ -76,3 +76,17 @@ def test_keyword_index_round_trip(tmp_path):
 
 def test_heartbeat_is_false_where_nothing_listens():
     assert heartbeat("127.0.0.1", free_port(), timeout_s=0.5) is False
+
+
+def test_unreachable_server_at_open_is_a_clear_error(data_dir):
+    from rag_core.config import Settings
+    from rag_core.errors import IndexError_
+    from rag_core.index import Index
+
+    class Tiny:
+        id, dim = "tiny-4", 4
+
+    port = free_port()
+    settings = Settings(data_dir=data_dir, chroma_host="127.0.0.1", chroma_port=port)
+    with pytest.raises(IndexError_, match=f"Chroma server at 127.0.0.1:{port}"):
+        Index.open("unreachable", settings, Tiny(), None)
