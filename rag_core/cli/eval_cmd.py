@@ -35,8 +35,12 @@ def register(subparsers) -> None:
     questions.set_defaults(func=_questions)
 
 
+_last_report: list[tuple[str, int]] = []
+
+
 def _progress(stage: str, done: int, total: int) -> None:
-    if total and (done == total or done % 500 == 0):
+    if total and (done == total or done % 500 == 0) and _last_report[-1:] != [(stage, done)]:
+        _last_report[:] = [(stage, done)]
         print(f"{stage} {done}/{total}", file=sys.stderr, flush=True)
 
 
