@@ -32,7 +32,7 @@ def test_generator_streams_steps_then_result(fake_index, fake_retriever):
     search, zoom, done = result.steps
     assert (search.granularity, search.route, search.confidence, search.threshold) == ("section", "keyword", 1.0, 0.7)
     assert search.hits[0]["chunk_id"] == "auth-s" and search.context_tokens_out == 200
-    assert "broad (200 tokens > 160)" in zoom.reason
+    assert "broad (200 tokens > 120)" in zoom.reason
     assert zoom.replaced == [{"chunk_id": "auth-s", "tokens": 200, "reason": "replaced by zooming"}]
     assert zoom.context_tokens_in == 200 and zoom.context_tokens_out < 200
     assert result.answer.startswith(EXTRACTIVE_NOTE)

@@ -19,7 +19,7 @@ from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.text import content_terms, term_coverage
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
-ZOOM_IN_TOKENS = 160
+ZOOM_IN_TOKENS = 120
 # Paragraphs or rows under this many tokens lack context: zoom out to their section.
 ZOOM_OUT_TOKENS = 24
 # How many top section hits of a search may be zoomed into.
@@ -27,6 +27,8 @@ ZOOM_TOP = 2
 # Intents that also get a precise search after the section search: (granularity, focus area).
 PRECISE: dict[str, tuple[str, str]] = {"data": ("row", "data"), "code": ("paragraph", "code")}
 PRECISE_RESULTS = 2
+# Order of pending work: first searches of every sub-query, then zooms and precise searches, then retries.
+PRIORITY: dict[str, int] = {"section": 0, "zoom": 1, "precise": 1, "retry": 2}
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
 
@@ -138,7 +140,9 @@ class OfflinePolicy:
             return self._done(run, self.skip_reason)
         # Keep the last step for done so the answer is always the policy's own decision.
         while self.tasks and run.steps_left > 1:
-            task = self.tasks.popleft()
+            # Breadth first: every sub-query's first search, then zooms and precise searches, then retries.
+            task = min(self.tasks, key=lambda t: PRIORITY[t.kind])
+            self.tasks.remove(task)
             if task.tool == "search" and run.retrievals >= run.config.agent.max_retrievals:
                 continue
             if task.tool == "search" and task.kind == "section" and self._covered(run, task.sub_query):
@@ -172,7 +176,8 @@ class OfflinePolicy:
             intent = classify_intent(sub).name
             if intent not in PRECISE and self.comparison:
                 intent = "data"  # the two sides of a comparison are often rows of the same table
-            if intent in PRECISE:
+            # Rows are small: always worth a look for data; code blocks are big: only when the sections were unsure.
+            if intent in PRECISE and (intent == "data" or confidence < run.threshold):
                 granularity, focus = PRECISE[intent]
                 follow.append(_Task("search", {"query": sub, "granularity": granularity, "focus_area": focus,
                                                "max_results": PRECISE_RESULTS},
@@ -183,15 +188,14 @@ class OfflinePolicy:
                                           f"confidence {confidence:.2f} < {run.threshold:.2f}"))
         elif task.kind == "precise" and confidence < run.threshold and sub not in self.answered:
             follow.append(self._retry(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
-        for item in reversed(follow):
-            self.tasks.appendleft(item)
+        self.tasks.extend(follow)
 
     @staticmethod
     def _retry(sub: str, why: str) -> _Task:
         query = rewritten(sub)
         if query.lower() == sub.lower():
             query = f"{query} details"
-        return _Task("search", {"query": query, "granularity": "paragraph", "max_results": 3},
+        return _Task("search", {"query": query, "granularity": "paragraph", "max_results": 2},
                      f"{why}: retry with the rewritten query {query!r} at paragraph granularity", sub, kind="retry")
 
     @staticmethod
@@ -206,11 +210,11 @@ class OfflinePolicy:
             if chunk.granularity in ("section", "document") and chunk.tokens > ZOOM_IN_TOKENS and chunk.child_ids:
                 zooms.append(_Task("zoom_in", {"section_id": chunk.id},
                                    f"{chunk.granularity} {chunk.heading or chunk.id!r} is broad ({chunk.tokens} "
-                                   f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub))
+                                   f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub, kind="zoom"))
             elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
                 zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
                                    f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to its "
-                                   "section for context", sub))
+                                   "section for context", sub, kind="zoom"))
         return zooms
 
     @staticmethod
