@@ -1,9 +1,12 @@
 """The offline policy: a deterministic planner that drives the same tools as the LLM, without any network.
 
-Plan: split the question into sub-queries (comparisons and multi-part questions), search each at section
-granularity; zoom into a section that is too broad for the budget, out of a paragraph too small to stand
-alone; retry a low-confidence search once with a rewritten query at paragraph granularity; stop when every
-sub-query is answered with confidence, or steps run out; then answer extractively (and say so).
+Plan: split the question into sub-queries (comparisons and multi-part questions) and search each at section
+granularity first (breadth first, so every part gets a search before any is refined); zoom into a section
+that is too broad, out of a paragraph too small to stand alone; for data questions (and comparisons) also
+look for the exact table row, for code questions the code block when the sections were unsure; retry a
+low-confidence search with a rewritten query at paragraph granularity; skip a search whose terms the
+context already holds; stop when every part is answered with confidence or one step is left; then answer
+extractively (and say so).
 """
 
 from __future__ import annotations
