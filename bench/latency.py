@@ -70,10 +70,15 @@ def timed(fn, queries: list[str], embedder: QueryEmbeddingUncached) -> list[floa
     out = []
     for query in queries:
         embedder.forget()
-        tick = time.perf_counter()
+        tick, cpu = time.perf_counter(), time.process_time()
         fn(query)
         out.append((time.perf_counter() - tick) * 1000)
+        CPU_MS.setdefault(fn, []).append((time.process_time() - cpu) * 1000)
     return out
+
+
+# CPU milliseconds per timed function (process time: immune to waiting for a core on a shared machine).
+CPU_MS: dict = {}
 
 
 def fit_logistic(positives: list[float], negatives: list[float], steps: int = 50) -> tuple[float, float]:
@@ -164,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for strategy in STRATEGIES:
         retriever = Retriever(index, RetrievalConfig(strategy=strategy, granularity="any"))
-        search = timed(lambda q, r=retriever, s=strategy: r.search(s, q, 10, Filters()), queries, embedder)
+        search_fn = lambda q, r=retriever, s=strategy: r.search(s, q, 10, Filters())  # noqa: E731
+        search = timed(search_fn, queries, embedder)
         single = timed(lambda q, r=retriever: r.retrieve(q, overrides=one_pass), queries, embedder)
         iterations: list[int] = []
 
@@ -172,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             out.append(len(r.retrieve(q).iterations))
 
         gated = timed(dynamic, queries, embedder)
-        rows.append((strategy, search, single, gated, statistics.mean(iterations[WARMUP:])))
+        rows.append((strategy, search, single, gated, statistics.mean(iterations[WARMUP:]), CPU_MS[search_fn]))
     keyword_p50 = statistics.median(next(r[1] for r in rows if r[0] == "keyword"))
     lines = [
         f"# Retrieval latency per strategy (SciFact, {len(dataset.corpus)} abstracts)",
@@ -181,26 +187,34 @@ def main(argv: list[str] | None = None) -> int:
         "not cached); k = 10; all strategies in the same run on 2 shared cores "
         f"(load average at the end {os.getloadavg()[0]:.1f}).",
         "",
-        "| strategy | search p50 ms | search p95 ms | search p50 ÷ keyword | one pass p50 ms | one pass p95 ms "
-        "| dynamic p50 ms | dynamic p95 ms | dynamic passes (mean) | target (p50 / p95) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| strategy | search p50 ms | search p95 ms | search CPU p50 / p95 ms | search p50 ÷ keyword | one pass p50 ms "
+        "| one pass p95 ms | dynamic p50 ms | dynamic p95 ms | dynamic passes (mean) | target (p50 / p95) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     verdicts = []
-    for strategy, search, single, gated, passes in rows:
+    for strategy, search, single, gated, passes, cpu in rows:
         p50, p95 = statistics.median(search), percentile(search, 0.95)
+        cpu50, cpu95 = statistics.median(cpu), percentile(cpu, 0.95)
         target = TARGETS.get(strategy)
         target_cell = f"< {target[0]:.0f} / < {target[1]:.0f}" if target else "—"
         lines.append(
-            f"| {strategy} | {p50:.1f} | {p95:.1f} | {p50 / keyword_p50:.2f}× | {statistics.median(single):.1f} "
+            f"| {strategy} | {p50:.1f} | {p95:.1f} | {cpu50:.1f} / {cpu95:.1f} | {p50 / keyword_p50:.2f}× "
+            f"| {statistics.median(single):.1f} "
             f"| {percentile(single, 0.95):.1f} | {statistics.median(gated):.1f} | {percentile(gated, 0.95):.1f} "
             f"| {passes:.2f} | {target_cell} |")
         if target:
             ok = p50 < target[0] and p95 < target[1]
-            verdicts.append(f"{strategy} search: p50 {p50:.1f} ms, p95 {p95:.1f} ms → target "
-                            f"{'met' if ok else 'NOT met'}; one pass (with de-dup and formatting) p50 "
-                            f"{statistics.median(single):.1f} ms, p95 {percentile(single, 0.95):.1f} ms.")
-    lines += ["", f"Query embedding alone ({embedder.id}): p50 {statistics.median(embedding):.1f} ms, "
-              f"p95 {percentile(embedding, 0.95):.1f} ms — included in every vector and hybrid figure above.",
+            cpu_ok = cpu50 < target[0] and cpu95 < target[1]
+            verdicts.append(f"{strategy} search: wall p50 {p50:.1f} ms, p95 {p95:.1f} ms → target "
+                            f"{'met' if ok else 'NOT met'} on this loaded machine; CPU p50 {cpu50:.1f} ms, p95 "
+                            f"{cpu95:.1f} ms → {'met' if cpu_ok else 'NOT met'} as CPU cost; one pass (with de-dup "
+                            f"and formatting) wall p50 {statistics.median(single):.1f} ms, p95 "
+                            f"{percentile(single, 0.95):.1f} ms.")
+    embed_cpu = CPU_MS[embedder.inner.embed_query] if embedder.inner.embed_query in CPU_MS else embedding
+    lines += ["", f"Query embedding alone ({embedder.id}): wall p50 {statistics.median(embedding):.1f} ms, "
+              f"p95 {percentile(embedding, 0.95):.1f} ms; CPU p50 {statistics.median(embed_cpu):.1f} ms — included "
+              "in every vector and hybrid figure above. Wall time counts waiting for a core (this bench runs under "
+              "`nice -n 10` beside other work); CPU time is what the query costs.",
               "", *verdicts, ""]
     lines += calibration(index, dataset, dict(list(judged.items())[: args.queries]))
     lines += [f"Index build/reuse: {build_s:.0f} s (data directory {args.data_dir})."]
