@@ -131,13 +131,25 @@ def _check_clean(page, name: str) -> None:
     assert not errors, f"{name}: console errors: {errors}"
 
 
+PAGE_TITLES = ["Documents", "Chunk Explorer", "Retrieval Lab", "Agent Playground", "Evaluate"]
+
+
+def _open(page, app_url: str, title: str) -> None:
+    """Open a page as a person does: load the app, then click its link in the sidebar navigation."""
+    page.goto(app_url)
+    _settle(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    _settle(page)
+
+
 def test_home_and_every_page_render(app_url, page):
-    for path, name in [("", "home"), ("documents", "documents"), ("chunk_explorer", "chunk_explorer"),
-                       ("retrieval_lab", "retrieval_lab"), ("agent_playground", "agent_playground"),
-                       ("evaluate", "evaluate")]:
-        page.goto(f"{app_url}/{path}")
+    page.goto(app_url)
+    _settle(page)
+    _check_clean(page, "open_home")
+    for title in PAGE_TITLES:
+        page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
         _settle(page)
-        _check_clean(page, f"open_{name}")
+        _check_clean(page, "open_" + title.lower().replace(" ", "_"))
 
 
 def test_upload_hostile_and_explore(app_url, page, tmp_path):
@@ -145,8 +157,7 @@ def test_upload_hostile_and_explore(app_url, page, tmp_path):
     hostile.write_text(HOSTILE_MD)
     binary = tmp_path / "fake.md"
     binary.write_bytes(bytes(range(256)) * 8)
-    page.goto(f"{app_url}/documents")
-    _settle(page)
+    _open(page, app_url, "Documents")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(hostile), str(binary)])
     _settle(page, 180_000)
     # the good file loads, the binary one gets a clear message
@@ -154,14 +165,12 @@ def test_upload_hostile_and_explore(app_url, page, tmp_path):
     assert "hostile.md" in body
     assert "fake.md" in body
     _check_clean(page, "documents_uploaded")
-    page.goto(f"{app_url}/chunk_explorer")
-    _settle(page)
+    _open(page, app_url, "Chunk Explorer")
     _check_clean(page, "chunk_explorer")
 
 
 def test_search_in_retrieval_lab(app_url, page):
-    page.goto(f"{app_url}/retrieval_lab")
-    _settle(page)
+    _open(page, app_url, "Retrieval Lab")
     box = page.locator('[data-testid="stTextInput"] input').first
     box.fill("How do I rotate the API key?")
     box.press("Enter")
@@ -174,8 +183,7 @@ def test_search_in_retrieval_lab(app_url, page):
 
 
 def test_ask_the_agent(app_url, page):
-    page.goto(f"{app_url}/agent_playground")
-    _settle(page)
+    _open(page, app_url, "Agent Playground")
     chat = page.locator('[data-testid="stChatInputTextArea"]')
     chat.fill("What is the default port?")
     chat.press("Enter")
