@@ -6,8 +6,9 @@ reproduces sentence-transformers' output (cosine >= 0.999, see tests/embeddings/
 GELU, LayerNorm eps 1e-12, token-type row 0, mean pooling over the attention mask, L2 normalisation.
 
 Speed on a small CPU: numpy's element-wise ops (softmax, GELU, LayerNorm) run on one core, so two batches on
-two Python threads with BLAS held to one thread each beat one batch with two BLAS threads. Batches are sorted
-by token length so padding is small, and padded per batch.
+two Python threads with BLAS held to one thread beat one batch with two BLAS threads. Batches are sorted by
+token length so padding is small, and padded per batch. Note: using this embedder sets BLAS to one thread for
+the whole process (see ``hold_blas_to_one_thread``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,8 @@ DIM = 384
 # (batch x 12 heads x L x L floats: 16 x 12 x 256 x 256 x 4 B = 50 MB at the cap).
 BATCH_TOKENS = 4096
 MAX_BATCH = 64
+# A text joins a batch only if it is at least this fraction of the batch's padded length.
+MIN_FILL = 0.7
 
 # Attention scores computed at once (floats): 3 MB, about one text of 256 tokens x 12 heads.
 ATTENTION_FLOATS = 12 * 256 * 256
@@ -247,48 +249,44 @@ def load_model(path: Path | None = None) -> _Model:
         return model
 
 
-# BLAS is held to one thread during every forward pass: parallelism comes from our own threads (numpy's
-# element-wise ops use one core anyway), and OpenBLAS threads spin badly on a busy machine (a query took 330 ms
-# with 2 BLAS threads against 40 ms with one, measured under load). threadpoolctl changes a process-wide
-# setting, so overlapping embed calls share one limit, applied by the first and lifted by the last.
+# BLAS runs on one thread, process-wide, from the first forward pass on: parallelism comes from our own
+# threads (numpy's element-wise ops use one core anyway). Measured here: attention's many small GEMMs ran 10x
+# slower with two OpenBLAS threads, and a query took 330 ms against 40 ms on a busy machine. The limit is set
+# once and not restored, because OpenBLAS ignores set_num_threads from non-main threads once its thread
+# server runs, so a per-call limit/restore (threadpoolctl's context manager) leaves other threads at 2.
 _blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
-_blas_controller = None
+_blas_libraries: list | None = None
 
 
-@contextmanager
-def _single_threaded_blas():
-    global _blas_users, _blas_limiter, _blas_controller
+def hold_blas_to_one_thread() -> None:
+    """Set every loaded BLAS library to one thread, if it is not already (cheap after the first call)."""
+    global _blas_libraries
     with _blas_lock:
-        if _blas_users == 0:
-            if _blas_controller is None:  # scanning the loaded libraries once makes each limit ~0.1 ms
-                from threadpoolctl import ThreadpoolController
+        if _blas_libraries is None:
+            from threadpoolctl import ThreadpoolController
 
-                _blas_controller = ThreadpoolController()
-            _blas_limiter = _blas_controller.limit(limits=1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0 and _blas_limiter is not None:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
+            _blas_libraries = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
+        for library in _blas_libraries:
+            if library.get_num_threads() != 1:
+                library.set_num_threads(1)
 
 
 def plan_batches(
     lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS, max_batch: int = MAX_BATCH
 ) -> list[list[int]]:
-    """Text positions grouped into batches, longest first, each under ``batch_tokens`` padded tokens."""
+    """Text positions grouped into batches, longest first.
+
+    A batch is closed when it would exceed ``batch_tokens`` padded tokens or ``max_batch`` texts, or when the
+    next text is much shorter than the batch's padded length (so at most ~30% of a batch is padding).
+    """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     planned: list[list[int]] = []
     current: list[int] = []
     for position in order:
         # Sorted longest first, so the batch's padded length is that of its first text.
         padded = lengths[current[0]] if current else lengths[position]
-        if current and (len(current) >= max_batch or (len(current) + 1) * padded > batch_tokens):
+        full = len(current) >= max_batch or (len(current) + 1) * padded > batch_tokens
+        if current and (full or lengths[position] < MIN_FILL * padded):
             planned.append(current)
             current = []
         current.append(position)
@@ -350,20 +348,20 @@ class MiniLMEmbedder:
         planned = plan_batches([len(ids) for ids in token_ids], self.batch_tokens)
         out = np.empty((total, self.dim), dtype=np.float32)
         done = 0
-        with _single_threaded_blas():
-            if self.threads == 1 or len(planned) == 1:
-                for positions in planned:
-                    out[positions] = self._run_batch(token_ids, positions)
-                    done += len(positions)
-                    report(progress, done, total)
-                return out
-            futures = {self._executor().submit(self._run_batch, token_ids, p): p for p in planned}
-            # Progress is reported from the calling thread (Streamlit widgets only update from the script thread).
-            for future in as_completed(futures):
-                positions = futures[future]
-                out[positions] = future.result()
+        hold_blas_to_one_thread()
+        if self.threads == 1 or len(planned) == 1:
+            for positions in planned:
+                out[positions] = self._run_batch(token_ids, positions)
                 done += len(positions)
                 report(progress, done, total)
+            return out
+        futures = {self._executor().submit(self._run_batch, token_ids, p): p for p in planned}
+        # Progress is reported from the calling thread (Streamlit widgets only update from the script thread).
+        for future in as_completed(futures):
+            positions = futures[future]
+            out[positions] = future.result()
+            done += len(positions)
+            report(progress, done, total)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
