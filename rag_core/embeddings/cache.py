@@ -58,8 +58,12 @@ class CachedEmbedder:
         try:
             self._connection().execute(_SCHEMA)
         except (sqlite3.DatabaseError, EmbeddingError) as e:
+            cause = e.__cause__ if isinstance(e, EmbeddingError) else e
+            if not isinstance(cause, sqlite3.DatabaseError) or isinstance(cause, sqlite3.OperationalError):
+                # Locked, read-only or missing folder: not damage; moving the file would lose a good cache.
+                raise EmbeddingError(f"cannot open the embedding cache {self.path}: {cause}") from e
             # The cache only saves time: a damaged file is moved aside and a fresh one started.
-            self._set_aside_damaged(e)
+            self._set_aside_damaged(cause)
             self._connection().execute(_SCHEMA)
 
     def _set_aside_damaged(self, error: Exception) -> None:
@@ -134,7 +138,8 @@ class CachedEmbedder:
         except sqlite3.Error as e:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
-            raise EmbeddingError(f"cannot write to the embedding cache {self.path}: {e}") from e
+            # The vectors are computed and correct; failing to remember them only costs time later.
+            log.warning("could not write %d vectors to the embedding cache %s: %s", len(rows), self.path, e)
 
     def _count(self, hits: int, misses: int) -> None:
         with self._stats_lock:

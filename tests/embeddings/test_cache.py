@@ -125,3 +125,25 @@ def test_damaged_cache_file_is_set_aside(tmp_path, make_counting):
     assert cached.embed_documents(["a"]).shape == (1, 4)
     assert CachedEmbedder(make_counting(), tmp_path).size() == 1
     assert len(list(tmp_path.glob(f"{CACHE_FILE}.damaged-*"))) == 1
+
+
+def test_locked_cache_is_not_damage_and_still_embeds(tmp_path, make_counting, monkeypatch, caplog):
+    from rag_core.embeddings import cache as cache_module
+
+    CachedEmbedder(make_counting(), tmp_path).embed_documents(["keep me"])
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 0.05)
+    blocker = sqlite3.connect(tmp_path / CACHE_FILE, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        fresh = CachedEmbedder(make_counting(), tmp_path / "other")  # another folder is unaffected
+        assert fresh.size() == 0
+        # Writing is blocked: the vectors still come back (the cache only saves time), with a warning logged.
+        with caplog.at_level("WARNING"):
+            vectors = CachedEmbedder(make_counting(), tmp_path).embed_documents(["new text", "keep me"])
+        assert vectors.shape == (2, 4)
+        assert "could not write 1 vectors to the embedding cache" in caplog.text
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert not list(tmp_path.glob(f"{CACHE_FILE}.damaged-*"))
+    assert CachedEmbedder(make_counting(), tmp_path).size() == 1
