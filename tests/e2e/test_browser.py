@@ -110,14 +110,18 @@ def page(browser):
     context.close()
 
 
+# Streamlit marks its root with the script state ("running" while a page runs, "notRunning" when done).
+_IDLE_JS = """() => !!document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+
+
 def _settle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit finished the current run (no 'Running…' status widget)."""
+    """Wait until Streamlit finished the current run (and no element is still a skeleton), twice in a row."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
-    )
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(700)
+    for _ in range(2):
+        page.wait_for_function(_IDLE_JS, timeout=timeout_ms)
+        page.wait_for_timeout(700)
 
 
 def _check_clean(page, name: str) -> None:
@@ -145,6 +149,7 @@ def _open(page, app_url: str, title: str) -> None:
 def test_home_and_every_page_render(app_url, page):
     page.goto(app_url)
     _settle(page)
+    assert page.get_by_text("Guided demo").count() == 1
     _check_clean(page, "open_home")
     for title in PAGE_TITLES:
         page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
