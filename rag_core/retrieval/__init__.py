@@ -8,7 +8,7 @@ from rag_core.retrieval.dedup import DedupReport, dedup_hits
 from rag_core.retrieval.formatting import FormattedContext, format_context
 from rag_core.retrieval.fusion import Fused, rrf_fuse, weighted_fuse
 from rag_core.retrieval.intent import Intent, classify_intent
-from rag_core.retrieval.rewrite import Rewrite, rewrite_query
+from rag_core.retrieval.rewrite import MAX_QUERY_CHARS, Rewrite, check_query, rewrite_query
 from rag_core.retrieval.router import Route, route_query
 from rag_core.retrieval.trace import IterationTrace, RetrievalResult
 from rag_core.retrieval.web import web_search
@@ -29,6 +29,8 @@ __all__ = [
     "format_context",
     "result_confidence",
     "rewrite_query",
+    "check_query",
+    "MAX_QUERY_CHARS",
     "route_query",
     "rrf_fuse",
     "vector_confidence",

@@ -21,7 +21,7 @@ from rag_core.retrieval.dedup import DedupReport, dedup_hits
 from rag_core.retrieval.formatting import format_context
 from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
 from rag_core.retrieval.intent import classify_intent
-from rag_core.retrieval.rewrite import rewrite_query
+from rag_core.retrieval.rewrite import check_query, rewrite_query
 from rag_core.retrieval.router import Route, route_query
 from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.retrieval.trace import DroppedHit, IterationTrace, RetrievalResult
@@ -161,6 +161,7 @@ class Retriever:
         """Retrieve context for ``query``, skipping ``exclude_ids`` (chunks the caller already holds)."""
         started = time.perf_counter()
         config = self.effective_config(overrides)
+        query = check_query(query)
         rewrite = rewrite_query(query, previous_queries)
         search_query = rewrite.query
         intent = classify_intent(search_query)

@@ -46,6 +46,25 @@ class Rewrite:
     repeats: str | None = None
 
 
+MAX_QUERY_CHARS = 4000
+
+
+def check_query(text: str, noun: str = "query") -> str:
+    """The stripped ``text``, or ``ValueError`` when it is empty, has no word, or is over ``MAX_QUERY_CHARS``.
+
+    Checked where a query enters, before any pattern runs on it: rule regexes are linear on normal input but a
+    100 KB single "word" makes some of them quadratic.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise ValueError(f"the {noun} is empty: type what you are looking for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValueError(f"the {noun} is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS:,}")
+    if not re.search(r"\w", text):
+        raise ValueError(f"the {noun} has no words: search for terms that appear in the documents")
+    return text
+
+
 def _normalise(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower().rstrip("?.! ")
 

@@ -135,3 +135,13 @@ def test_auto_escalates_an_unconfident_single_retriever_to_hybrid(fake_index):
     assert result.route_reason.startswith("escalated from vector (natural-language question")
     fixed = _retriever(fake_index, strategy="vector", min_confidence=1.0, granularity="any").retrieve("bananas")
     assert {it.strategy for it in fixed.iterations} == {"vector"}  # an explicit strategy is never switched
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [("   ", "the query is empty"), ("?!… --", "the query has no words"),
+     ("x" * 100_000, "the query is 100,000 characters long; keep it under 4,000")],
+)
+def test_bad_queries_are_refused_before_any_search(fake_index, query, message):
+    with pytest.raises(ValueError, match=message):
+        _retriever(fake_index).retrieve(query)

@@ -40,3 +40,10 @@ def test_repeated_query_is_noted():
 def test_empty_query_is_refused():
     with pytest.raises(ValueError, match="empty"):
         rewrite_query("")
+
+
+def test_check_query_strips_and_keeps_a_query_at_the_limit():
+    from rag_core.retrieval import MAX_QUERY_CHARS, check_query
+
+    assert check_query("  default port?  ") == "default port?"
+    assert len(check_query("a" * MAX_QUERY_CHARS)) == MAX_QUERY_CHARS
