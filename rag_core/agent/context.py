@@ -116,6 +116,33 @@ class AgentContext:
         gone = set(chunk_ids)
         self.hits = [h for h in self.hits if h.chunk.id not in gone]
 
+    def select(self, ranked_ids: Sequence[str], target_tokens: int, cost: Callable[[Hit], int] | None = None,
+               keep: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Keep the best-ranked chunks that fit ``target_tokens``, in rank order; returns what was trimmed.
+
+        Chunks are taken in ``ranked_ids`` order (held chunks not listed come last); one that does not fit is
+        skipped so a smaller, lower-ranked chunk can still use the room. The best chunk and the ``keep`` ids (e.g.
+        the best hit of each part of a question) are always kept, even past the target.
+        ``cost`` is a hit's size in tokens (default: its chunk's tokens; the caller may count formatting too).
+        """
+        cost = cost or (lambda hit: hit.chunk.tokens)
+        order = {chunk_id: rank for rank, chunk_id in enumerate(ranked_ids)}
+        must = set(keep)
+        ranked = sorted(self.hits, key=lambda h: (h.chunk.id not in must, order.get(h.chunk.id, len(order))))
+        kept: list[Hit] = []
+        trimmed: list[dict[str, Any]] = []
+        used = 0
+        for hit in ranked:
+            size = cost(hit)
+            if not kept or hit.chunk.id in must or used + size <= target_tokens:
+                kept.append(hit)
+                used += size
+            else:
+                trimmed.append({"chunk_id": hit.chunk.id, "tokens": hit.chunk.tokens, "step": "trim",
+                                "reason": f"less relevant than the chunks kept within {target_tokens} tokens"})
+        self.hits = sorted(kept, key=lambda h: order.get(h.chunk.id, len(order)))
+        return trimmed
+
     def formatted(self, budget: int | None = None) -> FormattedContext:
         """The context as the model reads it (``--- Document N ---`` blocks), highest score first."""
         return format_context(self.hits, budget=budget or self.budget)

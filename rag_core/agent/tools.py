@@ -44,7 +44,12 @@ class SearchArgs(_Args):
         "precise answer; row: one table row; document: a whole file.",
     )
     focus_area: FocusArea = Field("general", description="Type of content wanted: code, procedure, data or general.")
+    strategy: Literal["auto", "hybrid", "vector", "keyword"] = Field(
+        "auto", description="auto: routed by the query; hybrid: meaning and keywords fused; vector or keyword alone.")
     max_results: int = Field(5, ge=1, le=20, description="How many chunks to return at most.")
+    widen: bool = Field(
+        True, description="true: when unsure the retriever widens k and relaxes granularity and content-type filters; "
+        "false: one pass exactly as asked.")
 
     @field_validator("query")
     @classmethod
@@ -274,9 +279,17 @@ class ToolBox:
         overrides: dict[str, Any] = {"granularity": args.granularity}
         max_k = getattr(getattr(self.retriever, "config", None), "max_k", 20)
         overrides["initial_k"] = min(args.max_results, max_k)
+        if args.strategy != "auto":
+            overrides["strategy"] = args.strategy
+        if not args.widen:
+            overrides["max_iterations"] = 1
         chunk_types = FOCUS_CHUNK_TYPES[args.focus_area]
         if chunk_types is not None:
             overrides["chunk_types"] = chunk_types
+        else:
+            # The focus area is the agent's explicit choice of content type: "general" and "fact" mean no
+            # chunk-type filter, so the retriever must not add its own intent filter either.
+            overrides["use_intent_filter"] = False
         result = self.retriever.retrieve(
             args.query, exclude_ids=tuple(exclude_ids), previous_queries=tuple(previous_queries), overrides=overrides
         )
@@ -300,6 +313,15 @@ class ToolBox:
         if not children:
             raise LookupError(f"chunk {args.section_id!r} ({section.granularity}) has no smaller chunks inside it")
         kept = self._most_relevant(children, focus_query) if focus_query else children
+        # Zooming in never loses what the agent had already retrieved on its own: a child holding a chunk a
+        # search found is kept too, and a found chunk inside the section that no kept child holds stays as is.
+        span = section.end - section.start
+        found = [c for c in self.index.get_many(list(dict.fromkeys(exclude_ids)))
+                 if c.doc_id == section.doc_id and section.start <= c.start and c.end <= section.end
+                 and c.end - c.start < span]
+        kept = [c for c in children if c in kept or any(c.start <= f.start and f.end <= c.end for f in found)]
+        kept += [f for f in found if not any(c.start <= f.start and f.end <= c.end for c in kept)]
+        kept.sort(key=lambda c: (c.start, -c.end))
         observation = "\n".join(
             [f"Zoomed into {self.label(section)}: {len(kept)} of {len(children)} smaller chunks kept."]
             + [untrusted(c, self.label(c)) for c in kept]

@@ -8,6 +8,7 @@ from rag_core.agent import AgentResult, AgentState, AgentStep, ask, run_agent
 from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 from rag_core.agent.policies.offline import decompose
 from rag_core.config import RAGConfig
+from rag_core.evaluation.questions import normalise
 from rag_core.types import Chunk, Hit
 
 
@@ -28,34 +29,47 @@ def test_generator_streams_steps_then_result(fake_index, fake_retriever):
                             retriever=fake_retriever))
     assert all(isinstance(e, AgentStep) for e in events[:-1]) and isinstance(events[-1], AgentResult)
     result = events[-1]
-    assert [s.tool for s in result.steps] == ["search", "zoom_in", "done"]
-    search, zoom, done = result.steps
-    assert (search.granularity, search.route, search.confidence, search.threshold) == ("section", "keyword", 1.0, 0.7)
-    assert search.hits[0]["chunk_id"] == "auth-s" and search.context_tokens_out == 200
-    assert "broad (200 tokens > 120)" in zoom.reason
-    assert zoom.replaced == [{"chunk_id": "auth-s", "tokens": 200, "reason": "replaced by zooming"}]
-    assert zoom.context_tokens_in == 200 and zoom.context_tokens_out < 200
+    assert [s.tool for s in result.steps] == ["search", "done"]
+    search, done = result.steps
+    assert (search.granularity, search.route, search.confidence, search.threshold) == ("paragraph", "keyword", 1.0, 0.7)
+    assert (search.args["strategy"], search.args["widen"], search.args["max_results"]) == ("hybrid", False, 5)
+    assert search.hits[0]["chunk_id"] == "auth-p1" and search.added == ["auth-p1"]
     assert result.answer.startswith(EXTRACTIVE_NOTE)
     assert "`wren keys rotate --name KEY`" in result.answer and result.citations == ["auth-p1"]
     assert result.extractive and result.stop_reason.startswith("done: every sub-query found")
     assert json.loads(result.to_json())["steps"][0]["tool"] == "search"
 
 
-def test_comparison_searches_each_side(fake_index, fake_retriever):
-    result = _ask("Compare the Basic and Pro plans", fake_index, fake_retriever)
+def test_unsure_paragraphs_search_sections_and_zoom_in(fake_index, fake_retriever):
+    result = _ask("Tokens expire minutes rotate key", fake_index, fake_retriever)
+    assert [(s.tool, s.granularity) for s in result.steps] == [
+        ("search", "paragraph"), ("search", "section"), ("zoom_in", "paragraph"), ("done", None)]
+    first, section, zoom, _ = result.steps
+    assert first.confidence == 0.6 and "confidence 0.60 < 0.70: search at section granularity" in section.reason
+    assert {r["chunk_id"] for r in section.replaced} == {"auth-p0", "auth-p1"}  # covered by their section
+    assert "broad (200 tokens > 120)" in zoom.reason
+    assert zoom.replaced == [{"chunk_id": "auth-s", "tokens": 200, "reason": "replaced by zooming"}]
+    assert zoom.context_tokens_in == 200 and zoom.context_tokens_out < 200
+    assert [h.chunk.id for h in result.context_hits] == ["auth-p0", "auth-p1"]
+
+
+def test_comparison_searches_whole_then_each_side(fake_index, fake_retriever):
+    question = "Compare the Basic and Pro plans"
+    result = _ask(question, fake_index, fake_retriever)
     searches = [s for s in result.steps if s.tool == "search"]
-    assert [(s.args["query"], s.granularity) for s in searches] == [("Basic plans", "section"), ("Basic plans", "row")]
-    assert "data question: look for the exact row (data) as well" in searches[1].reason
-    assert "sub-query 1 of 2 (comparison question)" in searches[0].reason
-    assert "no search needed for 'Pro plans' (already in the context)" in result.steps[-1].reason
+    assert [(s.args["query"], s.granularity) for s in searches[:3]] == [
+        (question, "paragraph"), ("Basic plans", "row"), ("Pro plans", "row")]
+    assert "comparison question: search it whole first" in searches[0].reason
+    assert "sub-query 1 of 2 (comparison question), at row granularity first" in searches[1].reason
     assert "5 projects" in result.context_text and "50 projects" in result.context_text
 
 
 def test_low_confidence_retries_with_rewritten_query(fake_index, fake_retriever):
     result = _ask("Tell me about quantum teleportation please", fake_index, fake_retriever)
     tools = [(s.tool, s.args.get("granularity")) for s in result.steps]
-    assert tools == [("search", "section"), ("search", "paragraph"), ("done", None)]
-    assert "no results: retry with the rewritten query 'quantum teleportation'" in result.steps[1].reason
+    assert tools == [("search", "paragraph"), ("search", "section"), ("search", "paragraph"), ("done", None)]
+    assert "no results: search at section granularity for context" in result.steps[1].reason
+    assert "retry with the rewritten query 'quantum teleportation'" in result.steps[2].reason
     assert result.answer.startswith("I could not find this") and result.citations == []
 
 
@@ -76,7 +90,7 @@ def test_follow_up_reuses_context_without_retrieval(fake_index, fake_retriever):
     assert len(state.turns) == 2
     third = _ask("How much storage does Pro have?", fake_index, fake_retriever, state=state)
     assert third.steps[0].tool == "search"
-    assert set(fake_retriever.calls[-1]["exclude_ids"]) >= {"auth-s", "auth-p1"}
+    assert set(fake_retriever.calls[-1]["exclude_ids"]) >= {"auth-p1"}
 
 
 def test_near_duplicate_removed_by_dedup():
@@ -99,6 +113,35 @@ def test_near_duplicate_removed_by_dedup():
     assert report.added == ["c"]
     assert [(r["chunk_id"], r["step"]) for r in report.removed] == [("b", "dedup"), ("d", "budget")]
     assert context.dedup_saved_tokens == 10 and context.dedup_saving_pct() == 25.0
+
+
+def test_select_keeps_best_ranked_within_target():
+    from rag_core.agent.context import AgentContext
+
+    def hit(cid, tokens, start):
+        text = f"text of {cid}"
+        return Hit(Chunk(id=cid, doc_id="d", granularity="paragraph", chunk_type="prose", text=text, start=start,
+                         end=start + len(text), tokens=tokens), 0.5)
+
+    context = AgentContext(budget=1000)
+    context.add([hit("a", 40, 0), hit("b", 50, 100), hit("c", 30, 200), hit("d", 20, 300)])
+    # b and c are best, a does not fit after them, d (smaller, ranked lower) still uses the room.
+    trimmed = context.select(["b", "c", "a", "d"], target_tokens=100)
+    assert context.ids == ["b", "c", "d"]
+    assert [(t["chunk_id"], t["step"]) for t in trimmed] == [("a", "trim")]
+    context = AgentContext(budget=1000)
+    context.add([hit("a", 40, 0), hit("b", 50, 100), hit("c", 30, 200)])
+    context.select(["b", "c", "a"], target_tokens=80, keep=["a"])  # a first whatever its rank; then c fits, b not
+    assert context.ids == ["c", "a"]
+
+
+def test_multi_part_final_context_within_one_search_size(fake_index, fake_retriever):
+    result = _ask("How long do tokens last? How do I rotate a key?", fake_index, fake_retriever)
+    first = result.steps[0]
+    assert first.args["query"] == "How long do tokens last? How do I rotate a key?"
+    assert "multi-part question: search it whole first" in first.reason
+    context = normalise(result.context_text)
+    assert "tokens expire after 30 minutes" in context and "wren keys rotate" in context
 
 
 def test_extractive_answer_quotes_best_sentence():

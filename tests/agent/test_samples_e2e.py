@@ -48,11 +48,11 @@ def test_offline_policy_finds_and_cites(samples, intent, question, answers):
         assert normalise(answer) in context
     assert result.answer.startswith(EXTRACTIVE_NOTE) and result.extractive
     assert result.citations and set(result.citations) <= {h.chunk.id for h in result.context_hits}
-    assert result.steps[0].tool == "search" and result.steps[0].granularity == "section"
+    assert result.steps[0].tool == "search" and result.steps[0].granularity == "paragraph"
     assert result.steps[-1].tool == "done" and len(result.steps) <= CONFIG.agent.max_steps
     assert result.context_tokens <= CONFIG.agent.context_budget
     if intent == "comparison":
-        assert "sub-query 1 of 2 (comparison question)" in result.steps[0].reason
+        assert "comparison question: search it whole first" in result.steps[0].reason
 
 
 def test_multi_turn_excludes_what_was_retrieved(samples):

@@ -71,10 +71,20 @@ def test_search_and_navigation(fake_index, fake_retriever):
     box = ToolBox(fake_index, fake_retriever, zoom_keep=1)
     found = box.execute("search", {"query": "rotate API key", "max_results": 1})
     assert found.ok and [h.chunk.id for h in found.hits] == ["auth-s"]
-    assert fake_retriever.calls[-1]["overrides"] == {"granularity": "section", "initial_k": 1}
+    # "general" asks for no content-type filter, so the retriever's own intent filter is switched off too.
+    assert fake_retriever.calls[-1]["overrides"] == {"granularity": "section", "initial_k": 1,
+                                                     "use_intent_filter": False}
+    box.execute("search", {"query": "rotate API key", "granularity": "paragraph", "focus_area": "code",
+                           "strategy": "hybrid", "widen": False})
+    assert fake_retriever.calls[-1]["overrides"] == {"granularity": "paragraph", "initial_k": 5,
+                                                     "strategy": "hybrid", "max_iterations": 1,
+                                                     "chunk_types": ["code"]}
     assert '<untrusted_document id="auth-s" source="auth.md › Auth"' in found.observation
     zoomed = box.execute("zoom_in", {"section_id": "auth-s"}, focus_query="rotate API key")
     assert [c.id for c in zoomed.chunks] == ["auth-p1"] and zoomed.replaces == ["auth-s"]
+    # A part a search had already found is never lost by zooming in, even when it is not among the most relevant.
+    kept = box.execute("zoom_in", {"section_id": "auth-s"}, focus_query="rotate API key", exclude_ids=["auth-p0"])
+    assert [c.id for c in kept.chunks] == ["auth-p0", "auth-p1"]
     assert box.execute("zoom_out", {"chunk_id": "plans-p0"}).chunks[0].id == "plans-s"
     assert "2 document(s):\n- auth: auth.md\n- plans: plans.md" == box.execute("list_documents", {}).observation
     assert "- auth-s: Auth (200 tokens)" in box.execute("list_sections", {"doc_id": "auth"}).observation

@@ -1,12 +1,17 @@
 """The offline policy: a deterministic planner that drives the same tools as the LLM, without any network.
 
-Plan: split the question into sub-queries (comparisons and multi-part questions) and search each at section
-granularity first (breadth first, so every part gets a search before any is refined); zoom into a section
-that is too broad, out of a paragraph too small to stand alone; for data questions (and comparisons) also
-look for the exact table row, for code questions the code block when the sections were unsure; retry a
-low-confidence search with a rewritten query at paragraph granularity; skip a search whose terms the
-context already holds; stop when every part is answered with confidence or one step is left; then answer
-extractively (and say so).
+Plan: search the question at paragraph granularity first with hybrid retrieval and no content-type filter (the
+plain search a one-shot RAG makes); a comparison or multi-part question is then split into sub-queries, each
+searched on its own (the sides of a comparison at row granularity first), breadth first so every part gets a
+search before any is refined; data questions also look for the exact table row; when a search is unsure, search
+at section granularity for context (zooming into a broad section; for code questions also the code blocks), then
+retry with a rewritten query; zoom out of a paragraph too small to stand alone when its section is small; skip a
+part whose terms the context already holds; stop when every part is answered with confidence or one step is left.
+
+The final context is ranked by reciprocal-rank fusion over all of the run's searches (weighted by each hit's
+calibrated confidence; follow-up searches count less than the plain first one) and trimmed to the size of the
+first search's results, so extra steps replace weak chunks instead of adding tokens; each part of a multi-part
+question keeps its best-supported chunk. Then the policy answers extractively (and says so).
 """
 
 from __future__ import annotations
@@ -18,20 +23,34 @@ from dataclasses import dataclass
 from rag_core.agent.answer import extractive_answer
 from rag_core.agent.loop import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
+from rag_core.retrieval.formatting import BLOCK_SEPARATOR, format_context
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.tokens import count_tokens
+from rag_core.types import Hit
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
 ZOOM_IN_TOKENS = 120
-# Paragraphs or rows under this many tokens lack context: zoom out to their section.
+# Paragraphs or rows under this many tokens lack context: zoom out to their section (when it is not broad).
 ZOOM_OUT_TOKENS = 24
-# How many top section hits of a search may be zoomed into.
+# How many top hits of a search may be zoomed into or out of.
 ZOOM_TOP = 2
-# Intents that also get a precise search after the section search: (granularity, focus area).
+# Results of the first (paragraph) search of the question: the size of a one-shot top-k; and of each part's search.
+FIRST_RESULTS = 5
+PART_RESULTS = 3
+# Results of a section search made for context when the paragraph search was unsure.
+CONTEXT_RESULTS = 2
+# Intents that also get a precise search: (granularity, focus area). Rows are small, so data questions always
+# get one; code blocks are big, so code questions only when the paragraph search was unsure.
 PRECISE: dict[str, tuple[str, str]] = {"data": ("row", "data"), "code": ("paragraph", "code")}
 PRECISE_RESULTS = 2
-# Order of pending work: first searches of every sub-query, then zooms and precise searches, then retries.
-PRIORITY: dict[str, int] = {"section": 0, "zoom": 1, "precise": 1, "retry": 2}
+# Order of pending work: first searches of every sub-query, then zooms, precise and context searches, then retries.
+PRIORITY: dict[str, int] = {"whole": 0, "first": 0, "zoom": 1, "precise": 1, "context": 1, "retry": 2}
+# Ranking of the final context: reciprocal-rank fusion over all of the run's searches, each hit weighted by its
+# calibrated confidence. The plain first search of the question is the most trusted list; the lists of follow-up
+# searches (parts, rows, sections, rewrites) count at this weight.
+RRF_K = 60
+FOLLOW_UP_WEIGHT = 0.5
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
 
@@ -93,13 +112,18 @@ def rewritten(query: str) -> str:
     return " ".join(kept) or stripped
 
 
+def _block_tokens(hit: Hit) -> int:
+    """Tokens ``hit`` takes in the formatted context (its header, text and the separator before it)."""
+    return format_context([hit], budget=1_000_000).tokens + count_tokens(BLOCK_SEPARATOR)
+
+
 @dataclass(slots=True)
 class _Task:
     tool: str
     args: dict
     reason: str
     sub_query: str
-    kind: str = "section"
+    kind: str = "first"
 
 
 class OfflinePolicy:
@@ -113,11 +137,21 @@ class OfflinePolicy:
         self.skip_reason: str | None = None
         self.skipped: list[str] = []
         self.current: _Task | None = None
-        self.comparison = False
+        # Relevance of each chunk gathered in this turn (reciprocal-rank fusion over the run's result lists).
+        self.relevance: dict[str, float] = {}
+        self.spans: dict[str, tuple[str, int, int]] = {}
+        self.part_best: dict[str, tuple[float, str]] = {}
+        self.whole_unsure = False
+        self.target_tokens: int | None = None
 
     def begin(self, run: AgentRun) -> None:
         self.tasks.clear()
         self.skipped = []
+        self.relevance = {}
+        self.spans = {}
+        self.part_best = {}
+        self.whole_unsure = False
+        self.target_tokens = None
         run.sub_queries = decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
@@ -130,13 +164,25 @@ class OfflinePolicy:
         already = {q.lower() for q in run.queries}
         split = len(run.sub_queries) > 1
         kind = "comparison" if _PAIR.search(run.question) else "multi-part"
+        plain = {"granularity": "paragraph", "strategy": "hybrid", "widen": False}
+        if split and run.question.lower() not in already:
+            self.tasks.append(_Task("search", {"query": run.question, **plain, "max_results": FIRST_RESULTS},
+                                    f"{kind} question: search it whole first at paragraph granularity (hybrid, any "
+                                    "content type), then each part", run.question, kind="whole"))
         for number, sub in enumerate(run.sub_queries, start=1):
             if sub.lower() in already:
                 continue
             why = f"sub-query {number} of {len(run.sub_queries)} ({kind} question)" if split else "search the question"
-            self.tasks.append(_Task("search", {"query": sub, "granularity": "section", "max_results": 3},
-                                    f"{why}, at section granularity first for context", sub))
-        self.comparison = split and kind == "comparison"
+            if kind == "comparison" and split:
+                # The sides of a comparison are often rows of the same table; the retriever widens to paragraphs
+                # when no row answers with confidence.
+                self.tasks.append(_Task("search", {"query": sub, "granularity": "row", "focus_area": "data",
+                                                   "max_results": PART_RESULTS},
+                                        f"{why}, at row granularity first (widened when unsure)", sub))
+                continue
+            results = PART_RESULTS if split else FIRST_RESULTS
+            self.tasks.append(_Task("search", {"query": sub, **plain, "max_results": results},
+                                    f"{why}, at paragraph granularity first (hybrid, any content type)", sub))
 
     def next_action(self, run: AgentRun) -> Action:
         if self.skip_reason:
@@ -148,7 +194,10 @@ class OfflinePolicy:
             self.tasks.remove(task)
             if task.tool == "search" and run.retrievals >= run.config.agent.max_retrievals:
                 continue
-            if task.tool == "search" and task.kind == "section" and self._covered(run, task.sub_query):
+            # A part whose terms the context already holds needs no search, unless the whole question's search
+            # was unsure: then holding the words is no evidence of holding the answer.
+            if task.tool == "search" and task.kind == "first" and not self.whole_unsure \
+                    and self._covered(run, task.sub_query):
                 self.answered.add(task.sub_query)
                 self.skipped.append(task.sub_query)
                 continue
@@ -168,30 +217,109 @@ class OfflinePolicy:
 
     def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None:
         task = self.current
-        if task is None or action.tool != "search":
+        if task is None or not outcome.ok:
+            return
+        # The plain first search of the whole question is the most trusted list; follow-ups count less.
+        trusted = task.kind == "whole" or (task.kind == "first" and len(run.sub_queries) == 1)
+        self._rank(outcome, 1.0 if trusted else FOLLOW_UP_WEIGHT)
+        if action.tool != "search":
             return
         sub = task.sub_query
-        confidence = outcome.retrieval.confidence if outcome.ok and outcome.retrieval is not None else 0.0
-        if outcome.ok and outcome.hits and confidence >= run.threshold:
+        confidence = outcome.retrieval.confidence if outcome.retrieval is not None else 0.0
+        if outcome.hits and confidence >= run.threshold:
             self.answered.add(sub)
-        follow: list[_Task] = self._zooms(run, outcome, sub) if outcome.ok else []
-        if task.kind == "section":
+        if task.kind in ("whole", "first") and self.target_tokens is None and outcome.hits:
+            self.target_tokens = sum(_block_tokens(h) for h in outcome.hits)
+        if task.kind == "whole":
+            self.whole_unsure = confidence < run.threshold
+            return  # follow-ups are planned per part
+        if len(run.sub_queries) > 1 and sub in run.sub_queries:
+            for rank, hit in enumerate(outcome.hits, start=1):
+                score = hit.confidence / (RRF_K + rank)
+                if score > self.part_best.get(sub, (0.0, ""))[0]:
+                    self.part_best[sub] = (score, hit.chunk.id)
+        follow: list[_Task] = self._zooms(run, outcome, sub)
+        unsure = confidence < run.threshold
+        low = "no results" if not outcome.hits else f"confidence {confidence:.2f} < {run.threshold:.2f}"
+        if task.kind == "first":
             intent = classify_intent(sub).name
-            if intent not in PRECISE and self.comparison:
-                intent = "data"  # the two sides of a comparison are often rows of the same table
-            # Rows are small: always worth a look for data; code blocks are big: only when the sections were unsure.
-            if intent in PRECISE and (intent == "data" or confidence < run.threshold):
-                granularity, focus = PRECISE[intent]
+            granularity, focus = PRECISE.get(intent, ("", ""))
+            if intent in PRECISE and (intent == "data" or unsure) and granularity != task.args["granularity"]:
                 follow.append(_Task("search", {"query": sub, "granularity": granularity, "focus_area": focus,
                                                "max_results": PRECISE_RESULTS},
                                     f"{intent} question: look for the exact {granularity} ({focus}) as well", sub,
                                     kind="precise"))
-            elif confidence < run.threshold:
-                follow.append(self._retry(sub, "no results" if not outcome.hits else
-                                          f"confidence {confidence:.2f} < {run.threshold:.2f}"))
-        elif task.kind == "precise" and confidence < run.threshold and sub not in self.answered:
+            if unsure:
+                follow.append(_Task("search", {"query": sub, "granularity": "section",
+                                               "max_results": CONTEXT_RESULTS},
+                                    f"{low}: search at section granularity for context", sub, kind="context"))
+        elif task.kind in ("precise", "context") and unsure and sub in run.sub_queries and sub not in self.answered \
+                and not any(t.kind == "retry" and t.sub_query == sub for t in self.tasks):
             follow.append(self._retry(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
         self.tasks.extend(follow)
+
+    def _rank(self, outcome: ToolOutcome, weight: float) -> None:
+        """Fold one tool result into the relevance ranking: searches by rank, zooms inherit what they replace."""
+        for chunk in outcome.chunks:
+            self.spans[chunk.id] = (chunk.doc_id, chunk.start, chunk.end)
+        if outcome.tool == "search":
+            for rank, hit in enumerate(outcome.hits, start=1):
+                score = weight * hit.confidence / (RRF_K + rank)
+                self.relevance[hit.chunk.id] = self.relevance.get(hit.chunk.id, 0.0) + score
+        elif outcome.tool == "zoom_in":
+            inherited = max((self.relevance.get(i, 0.0) for i in outcome.replaces), default=0.0)
+            for chunk in outcome.chunks:
+                self.relevance[chunk.id] = max(self.relevance.get(chunk.id, 0.0), inherited)
+        elif outcome.tool == "zoom_out" and outcome.chunks:
+            child = self.relevance.get(str(outcome.args.get("chunk_id")), 0.0)
+            parent = outcome.chunks[0].id
+            self.relevance[parent] = max(self.relevance.get(parent, 0.0), child)
+
+    def _held_relevance(self, run: AgentRun) -> dict[str, float]:
+        """Relevance of each held chunk: its own, or that of the best-ranked chunk found inside its span.
+
+        A section brought in by a zoom or a context search holds the passages the searches ranked; it is at least
+        as relevant as the best of them.
+        """
+        # The best hit of each part of a multi-part question (over all of its searches) counts at full weight,
+        # as if the plain search of the question had found it.
+        boosted = dict(self.relevance)
+        for score, chunk_id in self.part_best.values():
+            boosted[chunk_id] = max(boosted.get(chunk_id, 0.0), score)
+        relevance = {}
+        for hit in run.context.hits:
+            chunk = hit.chunk
+            best = boosted.get(chunk.id, 0.0)
+            for chunk_id, score in boosted.items():
+                doc_id, start, end = self.spans.get(chunk_id, ("", 0, 0))
+                if score > best and doc_id == chunk.doc_id and chunk.start <= start and end <= chunk.end:
+                    best = score
+            relevance[chunk.id] = best
+        return relevance
+
+    def _part_tops(self, run: AgentRun, relevance: dict[str, float]) -> list[str]:
+        """For each part of a multi-part question, the held chunks that best support it (kept whatever the size).
+
+        Two views of "best", since a part's own search never returns what the whole question's search already
+        brought in: the holder of the part's best search hit, and the held chunk with the most of the part's terms
+        (then the highest relevance).
+        """
+        if len(run.sub_queries) < 2:
+            return []
+        tops: list[str] = []
+        for sub in run.sub_queries:
+            candidates = []
+            if sub in self.part_best:
+                doc_id, start, end = self.spans.get(self.part_best[sub][1], ("", 0, 0))
+                candidates.append(next((h.chunk.id for h in run.context.hits if h.chunk.doc_id == doc_id
+                                        and h.chunk.start <= start and end <= h.chunk.end), None))
+            terms = content_terms(sub)
+            scored = [(term_coverage(terms, h.chunk.text), relevance.get(h.chunk.id, 0.0), h.chunk.id)
+                      for h in run.context.hits]
+            if scored:
+                candidates.append(max(scored)[2])
+            tops += [c for c in candidates if c and c not in tops]
+        return tops
 
     @staticmethod
     def _retry(sub: str, why: str) -> _Task:
@@ -205,6 +333,7 @@ class OfflinePolicy:
     def _zooms(run: AgentRun, outcome: ToolOutcome, sub: str) -> list[_Task]:
         """Zoom into broad top sections; zoom out of paragraphs too small to stand alone."""
         held = set(run.context.ids)
+        index = run.toolbox.index
         zooms = []
         for hit in outcome.hits[:ZOOM_TOP]:
             chunk = hit.chunk
@@ -215,9 +344,12 @@ class OfflinePolicy:
                                    f"{chunk.granularity} {chunk.heading or chunk.id!r} is broad ({chunk.tokens} "
                                    f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub, kind="zoom"))
             elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
+                parent = index.get(chunk.parent_id)
+                if parent is None or parent.tokens > ZOOM_IN_TOKENS:
+                    continue  # a broad section would be zoomed straight back into
                 zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
                                    f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to its "
-                                   "section for context", sub, kind="zoom"))
+                                   f"section ({parent.tokens} tokens) for context", sub, kind="zoom"))
         return zooms
 
     @staticmethod
@@ -228,5 +360,15 @@ class OfflinePolicy:
         return term_coverage(content_terms(query), "\n".join(h.chunk.text for h in run.context.hits)) >= 1.0
 
     def _done(self, run: AgentRun, reason: str) -> Action:
+        if self.target_tokens is not None and self.relevance:
+            target = min(self.target_tokens, run.context.budget)
+            relevance = self._held_relevance(run)
+            ranked = sorted(relevance, key=relevance.get, reverse=True)
+            part_tops = self._part_tops(run, relevance)
+            trimmed = run.context.select(ranked, target, cost=_block_tokens, keep=part_tops)
+            if trimmed:
+                reason += (f"; final context ranked by relevance over all searches and trimmed to one search's size "
+                           f"({target} tokens): {len(trimmed)} chunk(s), {sum(t['tokens'] for t in trimmed)} "
+                           "tokens left out")
         answer = extractive_answer(run.question, run.context.hits, run.sub_queries)
         return Action("done", {"answer": answer.text, "citations": answer.citations}, reason)
