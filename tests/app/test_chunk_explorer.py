@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.chunking import chunk_document
@@ -22,15 +21,6 @@ GUIDE = (
     "## Unsafe\n\nA document may hold <script>alert('x')</script> and must be shown, never run.\n\n"
     "| key | value |\n|-----|-------|\n| a | 1 |\n| b | 2 |\n"
 ) + "\n".join(f"Paragraph {i} explains one more detail of the retry policy. It has two sentences." for i in range(30))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 @pytest.fixture

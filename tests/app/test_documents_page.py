@@ -4,35 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes, sample_paths
 from rag_core.services import open_index
+from tests.app.apptest_helpers import page_app
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    # Cached resources (settings, stores) would otherwise keep the first test's data directory.
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
 def _app(**session) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["active_config"] = HASH_CONFIG
-    for key, value in session.items():
-        at.session_state[key] = value
-    return at
+    return page_app(PAGE, HASH_CONFIG, **session)
 
 
 def _table(at: AppTest):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
@@ -15,17 +14,11 @@ from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
 from rag_core.loaders import load_path
+from tests.app.apptest_helpers import page_app
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="eval-test", embedding=EmbeddingConfig(embedder="hash"))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -37,11 +30,7 @@ def docs(data_dir):
 
 
 def _app(**session) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["active_config"] = HASH_CONFIG
-    for key, value in session.items():
-        at.session_state[key] = value
-    return at
+    return page_app(PAGE, HASH_CONFIG, **session)
 
 
 def _button(at: AppTest, label: str):

@@ -17,13 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "home.py")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
-
-
 @pytest.fixture
 def switched(monkeypatch):
     """Records ``st.switch_page`` targets: a page run alone has no ``st.navigation`` to switch within."""

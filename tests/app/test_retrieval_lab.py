@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index
+from tests.app.apptest_helpers import page_app
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "retrieval_lab.py")
 HASH_CONFIG = RAGConfig(name="lab-test", embedding=EmbeddingConfig(embedder="hash"))
@@ -31,26 +31,13 @@ The request timeout defaults to 30 seconds.
 """
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
 @pytest.fixture
 def indexed(data_dir):
     open_index(HASH_CONFIG).ingest([load_bytes("guide.md", GUIDE.encode())])
 
 
 def _app(**session) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["active_config"] = HASH_CONFIG
-    for key, value in session.items():
-        at.session_state[key] = value
-    return at
+    return page_app(PAGE, HASH_CONFIG, **session)
 
 
 def _search(at: AppTest, query: str) -> AppTest:
