@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 EMBEDDERS = ("minilm", "hash", "openai")
@@ -22,41 +20,6 @@ def register(subparsers) -> None:
     parser.add_argument("--force", action="store_true", help="re-index documents that are already indexed")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text lines")
     parser.set_defaults(func=run)
-
-
-def _fallback_load(path: Path):
-    """UTF-8 Markdown/text loading, used only when ``rag_core.loaders`` is not importable."""
-    from rag_core.errors import LoadError
-    from rag_core.types import Document
-
-    if path.suffix.lower() not in {".md", ".markdown", ".txt"}:
-        raise LoadError(f"{path.name}: only .md and .txt can be read without rag_core.loaders")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise LoadError(f"{path.name}: not UTF-8 text") from e
-    if not text.strip():
-        raise LoadError(f"{path.name}: the file is empty")
-    doc_id = hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest()[:16]
-    doc_type = "markdown" if path.suffix.lower() != ".txt" else "text"
-    return Document(doc_id, path.name, doc_type, len(data), datetime.now(UTC).isoformat(timespec="seconds"), text)
-
-
-def _loaders():
-    try:
-        from rag_core.loaders import iter_paths, load_path
-
-        return iter_paths, load_path
-    except ImportError:
-        def iter_fallback(paths):
-            found = []
-            for raw in paths:
-                path = Path(raw)
-                found.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
-            return found
-
-        return iter_fallback, _fallback_load
 
 
 def _embedder_name(manifest: dict | None, requested: str | None) -> str:
@@ -94,8 +57,11 @@ def _stderr_progress():
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
+    from rag_core.documents import DocumentStore
+    from rag_core.embeddings import get_embedder
     from rag_core.errors import RagError
     from rag_core.index import Index
+    from rag_core.loaders import iter_named_paths, load_path
     from rag_core.services import embedding_cache_dir
     from rag_core.stores.sidestore import SideStore
     from rag_core.stores.vector import check_collection_name
@@ -104,27 +70,18 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     check_collection_name(args.collection)
     manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
-    from rag_core.embeddings import get_embedder
-
     embedder = get_embedder(_embedder_name(manifest, args.embedder), settings, cache_dir=embedding_cache_dir(settings))
     index = Index.open(args.collection, settings, embedder, _chunking(args.max_tokens))
 
-    iter_paths, load_path = _loaders()
     files: list[dict] = []
     docs = []
-    try:
-        from rag_core.documents import DocumentStore
-
-        store = DocumentStore(settings.data_dir)
-    except ImportError:
-        store = None
-    for path in iter_paths(args.paths):
-        row = {"path": str(path), "status": "error", "doc_id": None, "chunks": {}, "error": None}
+    store = DocumentStore(settings.data_dir)
+    for path, doc_name in iter_named_paths(args.paths):
+        row = {"path": str(path), "name": doc_name, "status": "error", "doc_id": None, "chunks": {}, "error": None}
         files.append(row)
         try:
-            doc = load_path(path)
-            if store is not None:
-                doc, _ = store.add(doc)
+            doc = load_path(path, name=doc_name)
+            doc, _ = store.add(doc)
         except (RagError, ValueError, OSError) as e:
             row["error"] = str(e)
             if not args.json:
@@ -140,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if row["doc_id"] is None:
             continue
         entry = by_id.get(row["doc_id"])
-        name = Path(row["path"]).name
+        name = row["name"]
         if row["doc_id"] in report.unchanged:
             row["status"] = "unchanged"
         elif entry is not None:

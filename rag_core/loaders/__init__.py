@@ -2,6 +2,7 @@
 
 from rag_core.loaders.core import (
     document_id,
+    iter_named_paths,
     iter_paths,
     load_bytes,
     load_many,
@@ -15,6 +16,7 @@ from rag_core.loaders.formats import page_of
 
 __all__ = [
     "document_id",
+    "iter_named_paths",
     "iter_paths",
     "load_bytes",
     "load_many",

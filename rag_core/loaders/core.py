@@ -49,9 +49,12 @@ def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
                      "per file (RAG_MAX_UPLOAD_MB); split it or raise the limit.")
 
 
-def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None) -> Document:
-    """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input."""
-    name = safe_name(name)
+def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:
+    """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input.
+
+    ``keep_folders`` keeps a relative path in the name (see ``safe_name``); uploads keep only the base name.
+    """
+    name = safe_name(name, keep_folders=keep_folders)
     if not isinstance(data, bytes | bytearray | memoryview):
         raise LoadError(f"{name}: expected file content as bytes, got {type(data).__name__}.")
     data = bytes(data)
@@ -115,10 +118,12 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None) -> Docum
     )
 
 
-def load_path(path: str | os.PathLike, *, max_bytes: int | None = None) -> Document:
-    """Load a file from disk (size checked before reading)."""
+def load_path(path: str | os.PathLike, *, max_bytes: int | None = None, name: str | None = None) -> Document:
+    """Load a file from disk (size checked before reading); ``name`` (e.g. a path relative to a folder) overrides
+    the file's base name as the document name."""
     path = Path(path)
-    name = safe_name(path.name)
+    given_name = name
+    name = safe_name(given_name or path.name, keep_folders=True)
     limit = default_max_bytes() if max_bytes is None else max_bytes
     try:
         info = path.stat()
@@ -138,7 +143,7 @@ def load_path(path: str | os.PathLike, *, max_bytes: int | None = None) -> Docum
         raise LoadError(f"{path}: permission denied.") from e
     except OSError as e:
         raise LoadError(f"{path}: cannot be read ({e.strerror or e}).") from e
-    return load_bytes(path.name, data, max_bytes=limit)
+    return load_bytes(given_name or path.name, data, max_bytes=limit, keep_folders=True)
 
 
 def _is_candidate(path: Path) -> bool:
@@ -147,12 +152,20 @@ def _is_candidate(path: Path) -> bool:
 
 
 def iter_paths(paths: Iterable[str | os.PathLike], *, supported_only: bool = True) -> list[Path]:
-    """Files named, plus files found recursively in folders (hidden and tool folders skipped), sorted per folder.
+    """The files of ``iter_named_paths`` without their names."""
+    return [path for path, _ in iter_named_paths(paths, supported_only=supported_only)]
+
+
+def iter_named_paths(
+    paths: Iterable[str | os.PathLike], *, supported_only: bool = True
+) -> list[tuple[Path, str]]:
+    """(file, document name) for files named, plus files found recursively in folders (hidden and tool folders
+    skipped), sorted per folder.
 
     Files named explicitly are always returned; files found in folders only when their extension is supported
     (unless ``supported_only`` is False), so a docs folder's images do not turn into a wall of errors.
     """
-    found: list[Path] = []
+    found: list[tuple[Path, str]] = []
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
@@ -175,7 +188,10 @@ def iter_paths(paths: Iterable[str | os.PathLike], *, supported_only: bool = Tru
             key = candidate.resolve()
             if key not in seen:
                 seen.add(key)
-                found.append(candidate)
+                # A file found in a folder is named by its path inside that folder ("tutorial/index.md"), so
+                # same-named files from different folders stay distinct documents.
+                name = candidate.name if candidate == path else candidate.relative_to(path).as_posix()
+                found.append((candidate, name))
     return found
 
 

@@ -81,10 +81,17 @@ class Decoded:
     warning: str | None = None
 
 
-def safe_name(name: str) -> str:
-    """A readable base name with no path separators, ``..``, or control characters (``"document"`` if none left)."""
+def safe_name(name: str, keep_folders: bool = False) -> str:
+    """A readable base name with no path separators, ``..``, or control characters (``"document"`` if none left).
+
+    With ``keep_folders`` a relative path such as ``tutorial/index.md`` keeps its folders (joined by ``/``, never
+    ``..`` or a leading ``/``), so files of the same name from different folders stay distinct documents.
+    """
     name = str(name).replace("\\", "/")
     parts = [p for p in name.split("/") if p.strip() not in ("", ".", "..")]
+    if keep_folders and len(parts) > 1:
+        folders = [safe_name(part) for part in parts[:-1]]
+        return "/".join([*folders, safe_name(parts[-1])])
     base = parts[-1] if parts else ""
     base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
     base = re.sub(r"\s+", " ", base).strip().lstrip(".") or ""

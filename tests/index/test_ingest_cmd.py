@@ -49,3 +49,15 @@ def test_ingest_text_mode_and_bad_arguments(tmp_path, capsys):
     assert "each chunking configuration has its own collection" in capsys.readouterr().err
     assert main(["ingest", str(tmp_path / "missing.md"), "--collection", "cli-text"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_same_named_files_in_different_folders_stay_distinct(tmp_path, capsys):
+    for folder, text in (("tutorial", "# Tutorial\n\nFirst steps with widgets.\n"),
+                         ("advanced", "# Advanced\n\nTuning widget caches.\n")):
+        (tmp_path / "docs" / folder).mkdir(parents=True)
+        (tmp_path / "docs" / folder / "index.md").write_text(text)
+    code, out = run_json(capsys, str(tmp_path / "docs"), "--collection", "cli-names", "--embedder", "hash")
+    assert code == 0
+    assert sorted(row["name"] for row in out["files"]) == ["advanced/index.md", "tutorial/index.md"]
+    assert [row["status"] for row in out["files"]] == ["indexed", "indexed"]
+    assert out["totals"]["chunks"]["document"] == 2
