@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from rag_core.agent.context import AgentContext
 from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, ToolBox, ToolOutcome, validate_arguments
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
+from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Hit
 
 log = logging.getLogger(__name__)
@@ -235,13 +235,7 @@ def run_agent(
     llm: Any = None,
 ) -> Iterator[AgentStep | AgentResult]:
     """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``."""
-    question = (question or "").strip()
-    if not question:
-        raise ValueError("the question is empty: type what you want to know")
-    if len(question) > 4000:
-        raise ValueError(f"the question is {len(question):,} characters long; keep it under 4,000")
-    if not re.search(r"\w", question):
-        raise ValueError("the question has no words: ask about something in the documents")
+    question = check_query(question, noun="question")
     if retriever is None:
         from rag_core.retrieval import Retriever
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag_core.errors import RagError
+from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Chunk, Hit
 
 FocusArea = Literal["general", "fact", "code", "procedure", "data"]
@@ -54,9 +55,7 @@ class SearchArgs(_Args):
     @field_validator("query")
     @classmethod
     def _has_words(cls, value: str) -> str:
-        if not re.search(r"\w", value):
-            raise ValueError("the query has no words: search for terms that appear in the documents")
-        return value
+        return check_query(value)
 
 
 class ZoomInArgs(_Args):

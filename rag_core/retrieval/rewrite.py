@@ -61,7 +61,7 @@ def check_query(text: str, noun: str = "query") -> str:
     if len(text) > MAX_QUERY_CHARS:
         raise ValueError(f"the {noun} is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS:,}")
     if not re.search(r"\w", text):
-        raise ValueError(f"the {noun} has no words: search for terms that appear in the documents")
+        raise ValueError(f"the {noun} has no words: use terms that appear in the documents")
     return text
 
 

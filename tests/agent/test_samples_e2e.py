@@ -89,6 +89,6 @@ def test_ask_cli_errors_are_one_line(samples, monkeypatch, capsys):
     assert main(["ask", "x", "--collection", index.name, "--policy", "llm"]) == 2
     assert "RAG_LLM_BASE_URL" in capsys.readouterr().err
     assert main(["ask", "?!", "--collection", index.name]) == 2
-    assert capsys.readouterr().err == "error: the question has no words: ask about something in the documents\n"
+    assert capsys.readouterr().err == "error: the question has no words: use terms that appear in the documents\n"
     assert main(["ask", "x", "--collection", "missing-one"]) == 2
     assert "no collection 'missing-one'" in capsys.readouterr().err

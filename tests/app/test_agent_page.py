@@ -149,7 +149,7 @@ def test_bad_questions_get_a_clear_message(indexed):
     at.run()
     at.chat_input[0].set_value("?!?").run()
     assert not at.exception
-    assert at.error[0].value == "The agent: the question has no words: ask about something in the documents"
+    assert at.error[0].value == "The agent: the question has no words: use terms that appear in the documents"
     at.chat_input[0].set_value("why " * 30_000).run()
     assert not at.exception
     assert at.error[0].value.startswith("The agent: the question is 119,999 characters long")
