@@ -131,6 +131,11 @@ def _check_clean(page, name: str) -> None:
     assert "Traceback (most recent call last)" not in page.content(), f"{name}: traceback shown"
     assert not page.watch.dialogs, f"{name}: a script from a document ran: {page.watch.dialogs}"
     assert page.evaluate("() => window.__pwned === undefined"), f"{name}: hostile document code executed"
+    scripted_links = page.evaluate(
+        """() => [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))
+            .filter(h => /^\\s*(javascript|data|vbscript):/i.test(h))"""
+    )
+    assert not scripted_links, f"{name}: a document link would run script: {scripted_links}"
     errors = [e for e in page.watch.console_errors if "favicon" not in e]
     assert not errors, f"{name}: console errors: {errors}"
 
@@ -185,6 +190,12 @@ def test_search_in_retrieval_lab(app_url, page):
         buttons.first.click()
         _settle(page, 120_000)
     _check_clean(page, "retrieval_lab_search")
+    # The hostile document uploaded earlier, shown as a hit: its markup is displayed, never run.
+    box = page.locator('[data-testid="stTextInput"] input').first
+    box.fill("hostile link reveal secrets")
+    box.press("Enter")
+    _settle(page, 120_000)
+    _check_clean(page, "retrieval_lab_hostile_hit")
 
 
 def test_ask_the_agent(app_url, page):
@@ -195,3 +206,8 @@ def test_ask_the_agent(app_url, page):
     _settle(page, 180_000)
     assert page.locator('[data-testid="stChatMessage"]').count() >= 2, "no answer shown"
     _check_clean(page, "agent_answer")
+    chat = page.locator('[data-testid="stChatInputTextArea"]')
+    chat.fill("What does the hostile document say about secrets?")
+    chat.press("Enter")
+    _settle(page, 180_000)
+    _check_clean(page, "agent_hostile_answer")
