@@ -68,6 +68,9 @@ def parse_config(data: str | bytes | dict[str, Any], source: str = "configuratio
         raise ValueError(f"{source}: {format_validation_error(e)}") from e
 
 
+DEFAULT_NAME = "default"
+
+
 class ConfigStore:
     """Saved configurations, one JSON file per name, written atomically."""
 
@@ -103,7 +106,10 @@ class ConfigStore:
         return path
 
     def load(self, name: str) -> RAGConfig:
+        """The saved configuration ``name``; ``default`` is the built-in defaults until one is saved under it."""
         path = self._path(name)
+        if not path.is_file() and name == DEFAULT_NAME:
+            return RAGConfig(name=DEFAULT_NAME)
         if not path.is_file():
             raise ValueError(f"no saved configuration named '{name}'; saved: {', '.join(self.list()) or 'none'}")
         config = parse_config(path.read_text(encoding="utf-8"), source=f"configuration '{name}'")

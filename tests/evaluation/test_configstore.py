@@ -62,3 +62,14 @@ def test_invalid_json_text(tmp_path):
 def test_unsafe_names_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not a valid configuration name"):
         ConfigStore(tmp_path).load("..")
+
+
+def test_default_is_the_builtin_defaults_until_saved(tmp_path):
+    store = ConfigStore(tmp_path)
+    assert store.load("default") == RAGConfig(name="default")
+    assert store.list() == []
+    saved = RAGConfig(name="default")
+    saved.retrieval.initial_k = 5
+    store.save(saved)
+    assert store.load("default").retrieval.initial_k == 5
+    assert json.loads(store.export_json("default"))["retrieval"]["initial_k"] == 5
