@@ -9,9 +9,10 @@ level: code fences, tables with their header and rows, outermost list items and 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -83,13 +84,37 @@ def markdown_parser() -> MarkdownIt:
     """CommonMark + GFM tables + front matter + MkDocs admonitions, block level only.
 
     Inline parsing (links, emphasis) is switched off: chunking needs only block structure, and inline
-    parsing is two thirds of markdown-it's time. Heading titles come from the raw inline content.
+    parsing is two thirds of markdown-it's time. Heading titles come from the raw inline content. The
+    ``text_join`` core rule only post-processes inline children, so it is switched off with it.
     """
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).use(admon_plugin).disable("inline")
+    return _block_parser(())
+
+
+# Block rules that cannot match a text lacking all of the given substrings: a table's header line holds a
+# "|", an admonition opens with "!!!" or "???", an HTML block starts with "<".
+_RULE_NEEDS: dict[str, tuple[str, ...]] = {"table": ("|",), "admonition": ("!!!", "???"), "html_block": ("<",)}
+
+
+@lru_cache(maxsize=8)
+def _block_parser(skipped_rules: tuple[str, ...]) -> MarkdownIt:
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).use(admon_plugin)
+    return md.disable(["inline", "text_join", *skipped_rules])
+
+
+def parser_for(text: str) -> MarkdownIt:
+    """The block parser for ``text`` with the rules that cannot match it switched off.
+
+    The tokens are the same as ``markdown_parser()``'s: every line tries each block rule (and each
+    paragraph line tries the terminating ones), so dropping rules that must fail is a quarter of the parse.
+    """
+    skipped = tuple(rule for rule, needs in _RULE_NEEDS.items() if not any(n in text for n in needs))
+    return _block_parser(skipped)
 
 
 def line_starts(text: str) -> list[int]:
     """Character offset of each line start, counting line breaks the way markdown-it normalises them."""
+    if "\r" not in text:  # the usual case: only "\n" breaks lines
+        return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
     starts = [0]
     starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
     return starts
@@ -101,17 +126,24 @@ class _Spans:
     def __init__(self, text: str):
         self.text = text
         self.starts = line_starts(text)
+        self._spans: dict[tuple[int, int], tuple[int, int]] = {}  # nested tokens share line ranges
 
     def offset(self, line: int) -> int:
         return self.starts[line] if line < len(self.starts) else len(self.text)
 
     def span(self, line_map: list[int] | tuple[int, int]) -> tuple[int, int]:
-        start = self.offset(line_map[0])
-        end = self.offset(line_map[1])
-        while end > start and self.text[end - 1].isspace():
+        key = (line_map[0], line_map[1])
+        found = self._spans.get(key)
+        if found is not None:
+            return found
+        start = self.offset(key[0])
+        end = self.offset(key[1])
+        text = self.text
+        while end > start and text[end - 1].isspace():
             end -= 1
         # Leading blank space inside the first line (indentation) stays: it is part of the block's source.
-        return start, end
+        found = self._spans[key] = (start, end)
+        return found
 
 
 def _close_index(tokens: list[Token], i: int) -> int:
@@ -181,7 +213,7 @@ def parse_markdown(text: str) -> ParsedMarkdown:
     Cached on the text (read-only result): re-chunking a document with other parameters, or linting it
     right after chunking, does not parse it again — parsing is most of the chunker's time.
     """
-    tokens = markdown_parser().parse(text)
+    tokens = parser_for(text).parse(text)
     spans = _Spans(text)
     blocks: list[Block] = []
     fences: list[tuple[int, int]] = []
@@ -190,32 +222,47 @@ def parse_markdown(text: str) -> ParsedMarkdown:
     headings: list[tuple[int, int, int]] = []
     paragraphs: list[tuple[int, int]] = []
 
+    span = spans.span
     item_depth = 0  # > 0 while inside a list item
+    top_items: list[int] = []  # token indices of the items of top-level lists (level 1), in order
+    top_level: list[int] = []  # token indices of the top-level blocks (openers and self-closed tokens)
+    close_of: dict[int, int] = {}  # top-level opener index -> index of its closing token
     for i, tok in enumerate(tokens):
-        if tok.type == "list_item_open":
-            if item_depth == 0 and tok.map:
-                list_items.append(spans.span(tok.map))
+        if tok.level == 0:
+            if tok.nesting >= 0:
+                top_level.append(i)
+            else:
+                close_of[top_level[-1]] = i
+        kind = tok.type
+        if kind == "list_item_open":
+            if tok.map:
+                if item_depth == 0:
+                    list_items.append(span(tok.map))
+                if tok.level == 1:
+                    top_items.append(i)
             item_depth += 1
-        elif tok.type == "list_item_close":
+        elif kind == "list_item_close":
             item_depth -= 1
-        elif tok.type == "fence" and tok.map:
-            fences.append(spans.span(tok.map))
-        elif tok.type == "table_open" and tok.map:
+        elif kind == "paragraph_open":
+            if item_depth == 0 and tok.map:
+                paragraphs.append(span(tok.map))
+        elif kind == "fence":
+            if tok.map:
+                fences.append(span(tok.map))
+        elif kind == "heading_open":
+            if tok.map and tok.level == 0:
+                s, e = span(tok.map)
+                headings.append((s, e, int(tok.tag[1])))
+        elif kind == "table_open" and tok.map:
             tables.append(_table_span(tokens, i, _close_index(tokens, i), spans))
-        elif tok.type == "heading_open" and tok.map and tok.level == 0:
-            s, e = spans.span(tok.map)
-            headings.append((s, e, int(tok.tag[1])))
-        elif tok.type == "paragraph_open" and tok.map and item_depth == 0:
-            paragraphs.append(spans.span(tok.map))
 
-    i = 0
-    while i < len(tokens):
+    for i in top_level:
         tok = tokens[i]
-        j = _close_index(tokens, i)
+        j = close_of.get(i, i if tok.nesting == 0 else len(tokens) - 1)
         kind_type = _BLOCK_KINDS.get(tok.type)
-        if tok.level == 0 and kind_type and tok.map:
+        if kind_type and tok.map:
             kind, chunk_type = kind_type
-            start, end = spans.span(tok.map)
+            start, end = span(tok.map)
             block = Block(kind, chunk_type, start, end)
             if kind == "heading":
                 block.level = int(tok.tag[1])
@@ -227,15 +274,15 @@ def parse_markdown(text: str) -> ParsedMarkdown:
                 table = next(t for t in tables if t.start == start)
                 block.items, block.header, block.delimiter = table.rows, table.header, table.delimiter
             elif kind == "list":
-                block.items = [spans.span(t.map) for t in tokens[i + 1 : j] if t.type == "list_item_open"
-                               and t.level == 1 and t.map]
+                # Level-1 items between the list's open and close tokens are its own items.
+                first, last = bisect_right(top_items, i), bisect_left(top_items, j)
+                block.items = [span(tokens[k].map) for k in top_items[first:last]]
             elif kind in ("blockquote", "admonition"):
                 block.items = _child_spans(tokens, i, j, spans)
             if kind in ("list", "blockquote", "admonition"):
                 block.no_cut = _within(fences, start, end) + _within(list_items, start, end)
             if end > start:
                 blocks.append(block)
-        i = j + 1 if tok.level == 0 else i + 1
     return ParsedMarkdown(text, _fill_gaps(text, blocks), fences, tables, list_items, headings, paragraphs)
 
 

@@ -17,7 +17,7 @@ from rag_core.chunking.ids import chunk_id, pages_for_span
 from rag_core.chunking.markdown_blocks import Block, parse_markdown
 from rag_core.chunking.sentences import pack_sentences, sentence_spans
 from rag_core.config import ChunkingConfig
-from rag_core.tokens import count_tokens
+from rag_core.tokens import count_tokens, get_encoding
 from rag_core.types import Chunk, Document
 
 LEAD_IN_MAX_TOKENS = 64  # a paragraph ending with ":" up to this size is a lead-in kept with the next block
@@ -60,6 +60,9 @@ class Node:
     parent: Node | None = None
     children: list[Node] = field(default_factory=list)
     units: list[Unit] = field(default_factory=list)
+    by_type: dict[str, int] = field(default_factory=dict)  # tokens per block chunk type, in order of first unit
+    units_verbatim: bool = True  # every unit is a verbatim span (not the same as ``verbatim``)
+    units_end: int = 0  # the largest unit end
 
 
 class _Builder:
@@ -82,7 +85,8 @@ class _Builder:
         parsed = parse_markdown(self.text)
         self.blocks = parsed.blocks
         if parsed.block_tokens is None:  # counted once per text, reused when only the parameters change
-            parsed.block_tokens = [count_tokens(self.text[b.start : b.end]) for b in parsed.blocks]
+            encode, text = get_encoding().encode_ordinary, self.text  # blocks are never empty
+            parsed.block_tokens = [len(encode(text[b.start : b.end])) for b in parsed.blocks]
         self.block_tokens = parsed.block_tokens
         stack: list[tuple[int, str]] = []
         for block in self.blocks:
@@ -242,26 +246,71 @@ class _Builder:
         """A chunk over ``units``; its token count is the sum of the units' counts plus one per joining gap
         (each block is counted once; cl100k merges at most the gap into a neighbour, so the sum never
         undercounts in practice and keeps re-chunking cheap)."""
-        if len(units) == 1 and units[0].verbatim:
-            unit = units[0]
-            text, verbatim, start, end = unit.text, unit.verbatim, unit.start, unit.end
+        blocks = self.blocks
+        tokens = GAP_TOKENS * (len(units) - 1)
+        by_type: dict[str, int] = {}
+        language = None
+        oversized = continued = False
+        units_verbatim = True
+        units_end = units[0].end
+        for u in units:
+            tokens += u.tokens
+            block = blocks[u.block]
+            by_type[block.chunk_type] = by_type.get(block.chunk_type, 0) + u.tokens
+            if language is None and block.language:
+                language = block.language
+            oversized = oversized or u.oversized
+            continued = continued or u.continued
+            units_verbatim = units_verbatim and u.verbatim
+            if u.end > units_end:
+                units_end = u.end
+        if units_verbatim:  # the common case: one source span
+            start, end = units[0].start, units_end
+            text, verbatim = self.text[start:end], True
         else:
             text, verbatim, start, end = self.assemble(units)
-        tokens = sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
+        node = self._node(granularity, units, heading_path, text, verbatim, start, end, tokens, by_type, language)
+        node.oversized = oversized and tokens > self.max_tokens
+        node.continued = continued
+        node.units_verbatim, node.units_end = units_verbatim, units_end
+        if len(units) == 1 and units[0].pieces > 1:
+            node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
+        return node
+
+    def _node(self, granularity: str, units: list[Unit], heading_path: list[str], text: str, verbatim: bool,
+              start: int, end: int, tokens: int, by_type: dict[str, int], language: str | None) -> Node:
+        # The main type: the non-heading type with the most tokens, the first seen on a tie.
+        main, most = "heading", -1
+        for chunk_type, count in by_type.items():
+            if chunk_type != "heading" and count > most:
+                main, most = chunk_type, count
+        return Node(granularity, start, end, text, tokens, main, verbatim, language=language,
+                    heading_path=list(heading_path), contains_types=sorted(by_type), units=units, by_type=by_type)
+
+    def node_of_paragraphs(self, granularity: str, paragraphs: list[Node], heading_path: list[str]) -> Node:
+        """A chunk over consecutive paragraph chunks, from their summaries (same result as ``node`` over
+        all their units, without walking the units again at every section level)."""
+        units = [u for para in paragraphs for u in para.units]
         by_type: dict[str, int] = {}
-        languages = []
-        for u in units:
-            block = self.blocks[u.block]
-            by_type[block.chunk_type] = by_type.get(block.chunk_type, 0) + u.tokens
-            if block.language:
-                languages.append(block.language)
-        main = sorted((t for t in by_type if t != "heading"), key=lambda t: -by_type[t])
-        node = Node(
-            granularity, start, end, text, tokens, main[0] if main else "heading", verbatim,
-            language=languages[0] if languages else None, heading_path=list(heading_path),
-            oversized=any(u.oversized for u in units) and tokens > self.max_tokens,
-            continued=any(u.continued for u in units), contains_types=sorted(by_type), units=units,
-        )
+        language = None
+        units_verbatim = True
+        units_end = paragraphs[0].units_end
+        for para in paragraphs:
+            for chunk_type, count in para.by_type.items():
+                by_type[chunk_type] = by_type.get(chunk_type, 0) + count
+            if language is None and para.language:
+                language = para.language
+            units_verbatim = units_verbatim and para.units_verbatim
+            if para.units_end > units_end:
+                units_end = para.units_end
+        if units_verbatim:
+            start, end = units[0].start, units_end
+            text, verbatim = self.text[start:end], True
+        else:
+            text, verbatim, start, end = self.assemble(units)
+        tokens = sum(p.tokens for p in paragraphs) + GAP_TOKENS * (len(paragraphs) - 1)
+        node = self._node(granularity, units, heading_path, text, verbatim, start, end, tokens, by_type, language)
+        node.units_verbatim, node.units_end = units_verbatim, units_end
         if len(units) == 1 and units[0].pieces > 1:
             node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
         return node
@@ -346,9 +395,7 @@ class _Builder:
         parts: list[Node] = []
         span = (paragraphs[0].start, paragraphs[-1].end)
         for i, group in enumerate(groups):
-            units = [u for para in group for u in para.units]
-            node = self.node(granularity, units, heading_path)
-            node.tokens = sum(p.tokens for p in group) + GAP_TOKENS * (len(group) - 1)
+            node = self.node_of_paragraphs(granularity, group, heading_path)
             node.children = list(group)
             node.continued = i > 0
             node.oversized = node.tokens > self.max_tokens and len(group) == 1 and group[0].oversized
@@ -447,34 +494,43 @@ class _Builder:
 
 
 def _to_chunks(doc: Document, nodes: list[Node], params: str) -> list[Chunk]:
+    def span_key(node: Node) -> tuple[int, int]:
+        return node.start, node.end
+
     for node in nodes:
-        node.children.sort(key=lambda c: (c.start, c.end))
+        if len(node.children) > 1:
+            node.children.sort(key=span_key)
     positions = {id(c): i for node in nodes for i, c in enumerate(node.children)}
-    ids: dict[int, str] = {}
     order = {"document": 0, "section": 1, "paragraph": 2, "row": 3}
     nodes = sorted(nodes, key=lambda n: (order[n.granularity], n.start, n.end))
+    ids: dict[int, str] = {}
+    position_of: dict[int, int] = {}
     top = 0
     for node in nodes:
-        position = positions.get(id(node))
+        key = id(node)
+        position = positions.get(key)
         if position is None:
             position, top = top, top + 1
-        node.metadata["position"] = position
+        position_of[key] = position
         scope = "\0".join(node.heading_path) if node.granularity == "section" else ""
-        ids[id(node)] = chunk_id(doc.id, node.granularity, node.start, node.end, position, params, scope)
+        ids[key] = chunk_id(doc.id, node.granularity, node.start, node.end, position, params, scope)
+    has_pages = bool(doc.metadata and doc.metadata.get("pages"))
     chunks = []
     for node in nodes:
         metadata = {k: v for k, v in node.metadata.items() if k != "position"}
         metadata["strategy"] = "structure"
-        pages = pages_for_span(doc.metadata, node.start, node.end)
-        if pages is not None:
-            metadata["pages"] = pages
+        if has_pages:
+            pages = pages_for_span(doc.metadata, node.start, node.end)
+            if pages is not None:
+                metadata["pages"] = pages
+        granularity = node.granularity
         chunks.append(Chunk(
-            id=ids[id(node)], doc_id=doc.id, granularity=node.granularity, chunk_type=node.chunk_type,
+            id=ids[id(node)], doc_id=doc.id, granularity=granularity, chunk_type=node.chunk_type,
             text=node.text, start=node.start, end=node.end, tokens=node.tokens, heading_path=node.heading_path,
             parent_id=ids[id(node.parent)] if node.parent is not None else None,
             child_ids=[ids[id(c)] for c in node.children], language=node.language, verbatim=node.verbatim,
-            oversized=node.oversized, continued=node.continued, position=node.metadata["position"],
-            contains_types=node.contains_types if node.granularity in ("document", "section") else [],
+            oversized=node.oversized, continued=node.continued, position=position_of[id(node)],
+            contains_types=node.contains_types if granularity in ("document", "section") else [],
             metadata=metadata,
         ))
     return chunks
