@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             ok = p50 < target[0] and p95 < target[1]
             cpu_ok = cpu50 < target[0] and cpu95 < target[1]
             verdicts.append(f"{strategy} search: wall p50 {p50:.1f} ms, p95 {p95:.1f} ms → target "
-                            f"{'met' if ok else 'NOT met'} on this machine (load average in the heading); CPU p50 {cpu50:.1f} ms, p95 "
+                            f"{'met' if ok else 'NOT met'} on this machine (see load average above); "
+                            f"CPU p50 {cpu50:.1f} ms, p95 "
                             f"{cpu95:.1f} ms → {'met' if cpu_ok else 'NOT met'} as CPU cost; one pass (with de-dup "
                             f"and formatting) wall p50 {statistics.median(single):.1f} ms, p95 "
                             f"{percentile(single, 0.95):.1f} ms.")
