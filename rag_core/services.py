@@ -28,3 +28,35 @@ def open_index(config: RAGConfig, settings: Settings | None = None, collection: 
     settings = settings or get_settings()
     name = collection or config.collection_name()
     return Index.open(name, settings, open_embedder(config, settings), config.chunking)
+
+
+def collection_embedder(manifest: dict | None, requested: str | None) -> tuple[str, int]:
+    """(embedder name, hash dim) for a collection's manifest; ``requested`` must agree with it."""
+    if manifest is None:
+        return requested or "minilm", 384
+    embedder_id = str(manifest.get("embedder_id", ""))
+    stored = "hash" if embedder_id.startswith("hash") else "minilm" if embedder_id.startswith("minilm") else "openai"
+    if requested and requested != stored:
+        raise ValueError(f"collection was built with the {stored} embedder ({embedder_id}); "
+                         f"use --embedder {stored} or leave --embedder out")
+    return stored, int(manifest.get("dim") or 384)
+
+
+def open_collection(name: str, settings: Settings | None = None, *, embedder: str | None = None,
+                    chunking=None, create: bool = False):
+    """Open the collection ``name`` with the embedder it was built with (``create``: make it when missing)."""
+    from rag_core.embeddings import get_embedder
+    from rag_core.errors import IndexError_
+    from rag_core.index import Index
+    from rag_core.stores.sidestore import SideStore
+    from rag_core.stores.vector import check_collection_name
+
+    settings = settings or get_settings()
+    check_collection_name(name)
+    manifest = SideStore(Path(settings.data_dir) / "indexes" / name).read_manifest()
+    if manifest is None and not create:
+        raise IndexError_(f"no collection {name!r} in {settings.data_dir}; "
+                          f"create it with: python -m rag_core ingest PATH --collection {name}")
+    embedder_name, dim = collection_embedder(manifest, embedder)
+    instance = get_embedder(embedder_name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
+    return Index.open(name, settings, instance, chunking)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 POLICIES = ("offline", "llm")
 
@@ -26,16 +25,10 @@ def run(args: argparse.Namespace) -> int:
 
     from rag_core.agent import ask
     from rag_core.cli import print_json
-    from rag_core.cli.search_cmd import embedder_for_collection
     from rag_core.config import RAGConfig, get_settings
-    from rag_core.embeddings import get_embedder
-    from rag_core.errors import IndexError_
-    from rag_core.index import Index
     from rag_core.llm import LLMClient
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import embedding_cache_dir
-    from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
+    from rag_core.services import open_collection
 
     try:
         config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
@@ -46,14 +39,7 @@ def run(args: argparse.Namespace) -> int:
             str(problem["loc"][-1]), str(problem["loc"][-1]))
         raise ValueError(f"{field}: {problem['msg']}") from e
     settings = get_settings()
-    check_collection_name(args.collection)
-    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
-    if manifest is None:
-        raise IndexError_(f"no collection {args.collection!r} in {settings.data_dir}; "
-                          f"create it with: python -m rag_core ingest PATH --collection {args.collection}")
-    name, dim = embedder_for_collection(manifest, None)
-    embedder = get_embedder(name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
-    index = Index.open(args.collection, settings, embedder)
+    index = open_collection(args.collection, settings)
     llm = LLMClient(settings) if args.policy == "llm" else None  # raises a clear LLMError when not configured
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 EMBEDDERS = ("minilm", "hash", "openai")
 
@@ -20,15 +19,6 @@ def register(subparsers) -> None:
     parser.add_argument("--force", action="store_true", help="re-index documents that are already indexed")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text lines")
     parser.set_defaults(func=run)
-
-
-def _embedder_name(manifest: dict | None, requested: str | None) -> str:
-    if requested:
-        return requested
-    if manifest is None:
-        return "minilm"
-    embedder_id = str(manifest.get("embedder_id", ""))
-    return "hash" if embedder_id.startswith("hash") else "minilm" if embedder_id.startswith("minilm") else "openai"
 
 
 def _chunking(max_tokens: int | None):
@@ -58,20 +48,14 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
     from rag_core.documents import DocumentStore
-    from rag_core.embeddings import get_embedder
     from rag_core.errors import RagError
-    from rag_core.index import Index
     from rag_core.loaders import iter_named_paths, load_path
-    from rag_core.services import embedding_cache_dir
-    from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
+    from rag_core.services import open_collection
 
     started = time.perf_counter()
     settings = get_settings()
-    check_collection_name(args.collection)
-    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
-    embedder = get_embedder(_embedder_name(manifest, args.embedder), settings, cache_dir=embedding_cache_dir(settings))
-    index = Index.open(args.collection, settings, embedder, _chunking(args.max_tokens))
+    index = open_collection(args.collection, settings, embedder=args.embedder, chunking=_chunking(args.max_tokens),
+                            create=True)
 
     files: list[dict] = []
     docs = []
@@ -121,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         "chunks_per_s": round(sum(report.chunks.values()) / seconds, 1) if seconds else 0.0,
     }
     if args.json:
-        print_json({"collection": args.collection, "embedder": embedder.id, "files": files, "totals": totals})
+        print_json({"collection": args.collection, "embedder": index.embedder.id, "files": files, "totals": totals})
     else:
         chunks = ", ".join(f"{n} {g}" for g, n in report.chunks.items()) or "no new chunks"
         print(f"{args.collection}: {totals['indexed']} indexed, {totals['unchanged']} unchanged, {errors} failed; "

@@ -7,7 +7,6 @@ were; ``--embedder`` is only needed for a collection that does not exist yet, an
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 EMBEDDERS = ("minilm", "hash", "openai")
 STRATEGIES = ("auto", "vector", "keyword", "hybrid")
@@ -34,18 +33,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def embedder_for_collection(manifest: dict | None, requested: str | None) -> tuple[str, int]:
-    """(embedder name, hash dim) for a collection's manifest; ``requested`` must agree with it."""
-    if manifest is None:
-        return requested or "minilm", 384
-    embedder_id = str(manifest.get("embedder_id", ""))
-    stored = "hash" if embedder_id.startswith("hash") else "minilm" if embedder_id.startswith("minilm") else "openai"
-    if requested and requested != stored:
-        raise ValueError(f"collection was built with the {stored} embedder ({embedder_id}); "
-                         f"search it with --embedder {stored} or leave --embedder out")
-    return stored, int(manifest.get("dim") or 384)
-
-
 def _overrides(args: argparse.Namespace) -> dict:
     overrides: dict = {"strategy": args.strategy}
     if args.k is not None:
@@ -63,27 +50,15 @@ def _overrides(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RetrievalConfig, get_settings
-    from rag_core.embeddings import get_embedder
-    from rag_core.errors import IndexError_
-    from rag_core.index import Index
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import embedding_cache_dir
-    from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
+    from rag_core.services import open_collection
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
     if args.k is not None and not 1 <= args.k <= 100:
         raise ValueError(f"--k must be between 1 and 100 (got {args.k})")
     settings = get_settings()
-    check_collection_name(args.collection)
-    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
-    if manifest is None:
-        raise IndexError_(f"no collection {args.collection!r} in {settings.data_dir}; "
-                          f"create it with: python -m rag_core ingest PATH --collection {args.collection}")
-    name, dim = embedder_for_collection(manifest, args.embedder)
-    embedder = get_embedder(name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
-    index = Index.open(args.collection, settings, embedder)
+    index = open_collection(args.collection, settings, embedder=args.embedder)
     llm = None
     if settings.llm_configured and args.strategy == "auto":
         from rag_core.llm import LLMClient
@@ -93,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
                                 overrides=_overrides(args))
     if args.json:
-        print_json({"collection": args.collection, "embedder": embedder.id, **result.to_dict()})
+        print_json({"collection": args.collection, "embedder": index.embedder.id, **result.to_dict()})
         return 0
     print(f"{result.route} ({result.route_reason}); intent {result.intent}; confidence {result.confidence:.2f}; "
           f"{len(result.iterations)} iteration(s), {result.elapsed_ms:.0f} ms")
