@@ -98,8 +98,13 @@ if view == "Source":
     if selected_chunk is not None:
         st.info(f"Selected: {chunk_view.chunk_title(1 + shown.index(selected_chunk), selected_chunk)}"
                 if selected_chunk in shown else f"Selected chunk is at {selected_chunk.granularity} granularity.")
+    window = chunk_view.source_window(len(doc.text), selected_chunk.start if selected_chunk else None)
+    if window != (0, len(doc.text)):
+        st.caption(f"Long document: characters {window[0]:,}–{window[1]:,} of {len(doc.text):,} are drawn "
+                   "(select a chunk in the table to move there); the table and charts cover all of it.")
     # Document text is escaped by highlight_html; JavaScript is only our scroll-to-selected-chunk line.
-    st.html(chunk_view.highlight_html(doc.text, shown, color_by, selected), unsafe_allow_javascript=bool(selected))
+    st.html(chunk_view.highlight_html(doc.text, shown, color_by, selected, window=window),
+            unsafe_allow_javascript=bool(selected))
 elif view == "Chunk table":
     st.dataframe(chunk_view.chunk_table(shown), hide_index=True)
 elif view == "Charts":

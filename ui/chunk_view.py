@@ -40,15 +40,31 @@ def _colour(chunk: Chunk, number: int, color_by: str) -> str:
     return PALETTE[(number - 1) % len(PALETTE)]
 
 
+# Longer documents show a window of the source: a browser slows to a crawl on megabytes of styled spans.
+SOURCE_WINDOW_CHARS = 200_000
+
+
+def source_window(length: int, focus: int | None = None, limit: int = SOURCE_WINDOW_CHARS) -> tuple[int, int]:
+    """The [start, end) character window of a ``length``-long source to draw, centred on ``focus`` if given."""
+    if length <= limit:
+        return 0, length
+    start = 0 if focus is None else max(0, min(focus - limit // 2, length - limit))
+    return start, start + limit
+
+
 def highlight_html(text: str, chunks: Sequence[Chunk], color_by: str = "chunk", selected_id: str | None = None,
-                   height_px: int = 520) -> str:
+                   height_px: int = 520, window: tuple[int, int] | None = None) -> str:
     """The source with each chunk's span drawn as a coloured ``<span>`` (overlaps striped), hover titles,
-    the selected chunk outlined (``id="selected-chunk"``). All document text is escaped."""
+    the selected chunk outlined (``id="selected-chunk"``). All document text is escaped. ``window`` limits the
+    drawing to a character range of the source (see ``source_window``)."""
     if color_by not in ("chunk", "type"):
         raise ValueError(f"color_by must be 'chunk' or 'type', not {color_by!r}")
-    numbered = sorted(enumerate(chunks, start=1), key=lambda nc: (nc[1].start, nc[1].end))
-    cuts = sorted({0, len(text), *(max(0, min(c.start, len(text))) for c in chunks),
-                   *(max(0, min(c.end, len(text))) for c in chunks)})
+    low, high = window or (0, len(text))
+    # Chunk numbers stay those of the whole list when a window hides some chunks.
+    numbered = sorted(((n, c) for n, c in enumerate(chunks, start=1) if c.end > low and c.start < high),
+                      key=lambda nc: (nc[1].start, nc[1].end))
+    cuts = sorted({low, high, *(max(low, min(c.start, high)) for _, c in numbered),
+                   *(max(low, min(c.end, high)) for _, c in numbered)})
     parts: list[str] = []
     active: list[tuple[int, Chunk]] = []
     next_chunk = 0

@@ -129,6 +129,17 @@ def test_highlight_escapes_titles_and_stripes_overlaps():
         chunk_view.highlight_html(text, chunks, color_by="size")
 
 
+def test_long_sources_are_drawn_in_a_window_keeping_chunk_numbers():
+    text = "aaaa bbbb cccc dddd"
+    chunks = [_chunk("a", 0, 4, text), _chunk("b", 5, 9, text), _chunk("c", 10, 14, text), _chunk("d", 15, 19, text)]
+    assert chunk_view.source_window(19, limit=100) == (0, 19)
+    assert chunk_view.source_window(1000, focus=990, limit=100) == (900, 1000)
+    assert chunk_view.source_window(1000, focus=500, limit=100) == (450, 550)
+    out = chunk_view.highlight_html(text, chunks, window=(6, 12))
+    assert "aaaa" not in out and "dddd" not in out and ">bbb<" in out and ">cc<" in out
+    assert "Chunk #2 ·" in out and "Chunk #3 ·" in out and "Chunk #1 ·" not in out
+
+
 def test_summary_boundary_diff_and_table():
     text = "abcdefghij"
     a = [_chunk("a1", 0, 5, text), _chunk("a2", 5, 10, text)]
