@@ -22,8 +22,8 @@ import statistics
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results" / "agent.md"
+from bench.results_file import publish
+
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 
 
@@ -151,8 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"| {a['tokens']:.0f} |")
     table = "\n".join(lines)
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("# Agent vs one-shot RAG\n\n" + table + "\n", encoding="utf-8")
+    publish("agent", "# Agent vs one-shot RAG\n\n" + table)
     return 0
 
 

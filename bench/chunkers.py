@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.results_file import publish
 from rag_core.chunking import LINT_KINDS, chunk_document, fixed_chunks, lint
 from rag_core.chunking.markdown_blocks import parse_markdown
 from rag_core.config import ChunkingConfig
@@ -27,7 +28,6 @@ from rag_core.types import Chunk, Document
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO / ".." / "shared" / "corpora"
 CORPUS_NAMES = ("pydantic_docs", "fastapi_docs")
-RESULTS = Path(__file__).resolve().parent / "results" / "chunkers.md"
 SHORT_KINDS = {
     "code_fence_cut": "fence cut", "table_cut_or_headerless_row": "table cut", "list_item_cut": "item cut",
     "heading_not_at_start": "heading inside", "sentence_cut": "sentence cut", "over_max_tokens": "over max",
@@ -248,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         "the same run, not absolute numbers).",
     ]
     text = "\n".join(out) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
+    publish("chunkers", text)
     print(text)
     return 0
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.results_file import publish
 from rag_core.embeddings import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 SCIFACT = REPO / ".." / "shared" / "datasets" / "scifact"
-RESULTS = Path(__file__).resolve().parent / "results" / "embeddings.md"
 
 
 def load_scifact(passages: int, queries: int) -> tuple[list[str], list[str]]:
@@ -142,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     table = render(rows, cache_rows, passages, queries, note)
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table, encoding="utf-8")
+    publish("embeddings", table)
     return 0
 
 

@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results" / "golden.md"
+from bench.results_file import publish
+
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_GOLDEN_DIR", "/tmp/rag_bench_golden"))
 STRATEGIES = ("vector", "keyword", "hybrid", "auto")
 K = 5
@@ -117,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
               f"Index build/reuse: {build_s:.0f} s."]
     table = "\n".join(lines) + "\n"
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table, encoding="utf-8")
+    publish("golden", table)
     return 0
 
 

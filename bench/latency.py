@@ -22,9 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from bench.results_file import publish
+
 REPO = Path(__file__).resolve().parent.parent
 DATASET = REPO / ".." / "shared" / "datasets" / "scifact"
-RESULTS = REPO / "bench" / "results" / "latency.md"
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 STRATEGIES = ("vector", "keyword", "hybrid")
 TARGETS = {"hybrid": (30.0, 60.0)}
@@ -221,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"Index build/reuse: {build_s:.0f} s (data directory {args.data_dir})."]
     table = "\n".join(lines) + "\n"
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table, encoding="utf-8")
+    publish("latency", table)
     return 0
 
 

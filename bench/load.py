@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.results_file import publish
+
 REPO = Path(__file__).resolve().parent.parent
 SCIFACT = REPO / ".." / "shared" / "datasets" / "scifact"
-RESULTS = REPO / "bench" / "results" / "load.md"
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -224,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     table = "\n".join(lines)
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table + "\n", encoding="utf-8")
+    publish("load", table)
     return 0
 
 

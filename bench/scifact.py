@@ -14,9 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+from bench.results_file import publish
+
 REPO = Path(__file__).resolve().parent.parent
 DATASET = REPO / ".." / "shared" / "datasets" / "scifact"
-RESULTS = REPO / "bench" / "results" / "scifact.md"
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 
 # nDCG@10 published on this split (see ../shared/datasets/scifact/SOURCE.md).
@@ -110,8 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     table = "\n".join(lines)
     print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("# SciFact retrieval quality\n\n" + table + "\n", encoding="utf-8")
+    publish("scifact", "# SciFact retrieval quality\n\n" + table)
     return 0
 
 
