@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from rag_core.embeddings.base import Embedder, Progress, check_query, check_texts, empty_matrix, report
 from rag_core.errors import EmbeddingError
@@ -53,10 +54,12 @@ class CachedEmbedder:
         self.path = self.cache_dir / CACHE_FILE
         self._local = threading.local()
         self._stats_lock = threading.Lock()
+        self._file_lock = FileLock(str(self.path) + ".lock", timeout=BUSY_TIMEOUT_S)  # re-entrant per thread
         self.hits = 0
         self.misses = 0
         try:
-            self._connection().execute(_SCHEMA)
+            with self._setup_lock():
+                self._connection().execute(_SCHEMA)
         except (sqlite3.DatabaseError, EmbeddingError) as e:
             cause = e.__cause__ if isinstance(e, EmbeddingError) else e
             if not isinstance(cause, sqlite3.DatabaseError) or isinstance(cause, sqlite3.OperationalError):
@@ -64,7 +67,13 @@ class CachedEmbedder:
                 raise EmbeddingError(f"cannot open the embedding cache {self.path}: {cause}") from e
             # The cache only saves time: a damaged file is moved aside and a fresh one started.
             self._set_aside_damaged(cause)
-            self._connection().execute(_SCHEMA)
+            with self._setup_lock():
+                self._connection().execute(_SCHEMA)
+
+    def _setup_lock(self) -> FileLock:
+        """Serialises creating the file and switching it to WAL across processes: SQLite may answer "database is
+        locked" to a concurrent ``journal_mode`` change without waiting on its busy timeout."""
+        return self._file_lock
 
     def _set_aside_damaged(self, error: Exception) -> None:
         connection = getattr(self._local, "connection", None)
@@ -99,10 +108,11 @@ class CachedEmbedder:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             try:
-                connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA synchronous=NORMAL")
-            except sqlite3.Error as e:
+                with self._setup_lock():
+                    connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                    connection.execute("PRAGMA journal_mode=WAL")
+                    connection.execute("PRAGMA synchronous=NORMAL")
+            except (sqlite3.Error, Timeout) as e:
                 raise EmbeddingError(f"cannot open the embedding cache {self.path}: {e}") from e
             self._local.connection = connection
         return connection
