@@ -8,9 +8,7 @@ level: code fences, tables with their header and rows, outermost list items and 
 
 from __future__ import annotations
 
-import logging
 import re
-import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -121,52 +119,6 @@ def parser_for(text: str) -> MarkdownIt:
     return _block_parser(skipped)
 
 
-class _NoDebug:
-    """Stand-in for a markdown-it module ``LOGGER`` whose DEBUG level is off: ``debug`` does nothing."""
-
-    __slots__ = ()
-
-    def debug(self, *args: object, **kwargs: object) -> None:
-        pass
-
-
-_NO_DEBUG = _NoDebug()
-
-
-@lru_cache(maxsize=1)
-def _rule_loggers() -> tuple[tuple[object, logging.Logger], ...]:
-    """The markdown-it / mdit-py-plugins modules holding a module-level ``LOGGER`` (imported by now)."""
-    markdown_parser()  # make sure the parser's modules are imported
-    found = []
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__name__", "") or ""
-        if name.startswith(("markdown_it.", "mdit_py_plugins.")):
-            logger = getattr(module, "LOGGER", None)
-            if isinstance(logger, logging.Logger):
-                found.append((module, logger))
-    return tuple(found)
-
-
-def _block_tokens(md: MarkdownIt, text: str) -> list[Token]:
-    """``md.parse(text)`` without markdown-it's per-rule debug logging cost.
-
-    markdown-it's block parser and every block rule call ``LOGGER.debug(...)`` on each attempt (about a tenth
-    of the parse even when DEBUG is off, which the logging call finds out every time). For the duration of
-    this parse only, the module loggers for which DEBUG is off are swapped for a no-op (so nothing that would
-    have been emitted is lost) and restored afterwards; loggers with DEBUG on are left alone.
-    """
-    swapped = []
-    for module, logger in _rule_loggers():
-        if module.LOGGER is logger and not logger.isEnabledFor(logging.DEBUG):
-            swapped.append((module, logger))
-            module.LOGGER = _NO_DEBUG
-    try:
-        return md.parse(text)
-    finally:
-        for module, logger in swapped:
-            module.LOGGER = logger
-
-
 def line_starts(text: str) -> list[int]:
     """Character offset of each line start, counting line breaks the way markdown-it normalises them."""
     if "\r" not in text:  # the usual case: only "\n" breaks lines
@@ -269,7 +221,7 @@ def parse_markdown(text: str) -> ParsedMarkdown:
     Cached on the text (read-only result): re-chunking a document with other parameters, or linting it
     right after chunking, does not parse it again — parsing is most of the chunker's time.
     """
-    tokens = _block_tokens(parser_for(text), text)
+    tokens = parser_for(text).parse(text)
     spans = _Spans(text)
     blocks: list[Block] = []
     fences: list[tuple[int, int]] = []
