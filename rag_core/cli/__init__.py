@@ -17,13 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rag_core", description="Agentic RAG Studio command line.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"rag_core.cli.{module_name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"rag_core.cli.{module_name}":
-                continue  # sub-command not built yet
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"rag_core.cli.{module_name}").register(subparsers)
     return parser
 
 
