@@ -6,22 +6,22 @@ documents already stored and indexed are skipped, and cached embeddings make a r
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 
 from rag_core.config import RAGConfig, Settings, get_settings
 
+logger = logging.getLogger(__name__)
+
 
 def default_config(settings: Settings) -> RAGConfig:
     """The saved ``default`` configuration when there is one, else the built-in defaults."""
-    try:
-        from rag_core.configstore import ConfigStore
+    from rag_core.configstore import ConfigStore
 
-        store = ConfigStore(settings.data_dir)
-        if "default" in store.list():
-            return store.load("default")
+    try:
+        return ConfigStore(settings.data_dir).load("default")
     except Exception as e:  # a corrupt saved config must not stop the app from starting
-        print(f"warning: saved default configuration unreadable ({e}); using built-in defaults", file=sys.stderr)
+        logger.warning("saved default configuration unreadable (%s); using built-in defaults", e)
     return RAGConfig()
 
 

@@ -74,14 +74,9 @@ def index_for(config: RAGConfig):
 def active_config() -> RAGConfig:
     """The user's active configuration (session state), starting from the saved ``default`` if any."""
     if ACTIVE_CONFIG_KEY not in st.session_state:
-        config = RAGConfig()
-        try:
-            store = config_store()
-            if "default" in store.list():
-                config = store.load("default")
-        except Exception:  # a corrupt saved default must not break the app; start from defaults
-            log.exception("could not load the saved default configuration")
-        st.session_state[ACTIVE_CONFIG_KEY] = config
+        from rag_core.bootstrap import default_config
+
+        st.session_state[ACTIVE_CONFIG_KEY] = default_config(settings())
     return st.session_state[ACTIVE_CONFIG_KEY]
 
 
