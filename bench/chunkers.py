@@ -19,8 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.results_file import publish
+
+# Chonkie asks the Hugging Face Hub for its Markdown recipe and retries for half a minute when it cannot be
+# reached; offline, say so up front (read by huggingface_hub when Chonkie first imports it).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rag_core.chunking import LINT_KINDS, chunk_document, fixed_chunks, lint
-from rag_core.chunking.markdown_blocks import parse_markdown
+from rag_core.chunking.markdown_blocks import parse_markdown, parser_for
 from rag_core.config import ChunkingConfig
 from rag_core.tokens import OFFLINE_ENCODING, count_tokens, get_encoding
 from rag_core.types import Chunk, Document
@@ -149,6 +153,23 @@ CHUNKERS: dict[str, Callable[[int], tuple[Split, Convert]]] = {
 REFERENCE = "LangChain RecursiveCharacter (tiktoken)"
 
 
+# Cost floors, timed in the same interleaved loop but not chunkers (nothing to lint): what the two steps any
+# exact, markdown-it-py based chunker cannot skip cost on their own. Our chunker runs both, then assembles.
+def _floor_parse(max_tokens: int) -> tuple[Split, None]:
+    return (lambda doc: parser_for(doc.text).parse(doc.text)), None
+
+
+def _floor_encode(max_tokens: int) -> tuple[Split, None]:
+    encoding = get_encoding()
+    return (lambda doc: encoding.encode_ordinary(doc.text)), None
+
+
+FLOORS: dict[str, Callable[[int], tuple[Split, None]]] = {
+    "markdown-it-py block parse (ours, no chunking)": _floor_parse,
+    "tiktoken: the whole text in one call": _floor_encode,
+}
+
+
 def measure_all(chunkers: list[str], docs: list[Document], max_tokens: int, repeat: int) -> list[dict]:
     """Time every chunker on every document, interleaved document by document so that the shared machine's
     changing load hits all chunkers alike; a chunker's time is the sum over documents of its fastest pass.
@@ -157,7 +178,7 @@ def measure_all(chunkers: list[str], docs: list[Document], max_tokens: int, repe
     happens afterwards, untimed. Outputs are linted and dropped right away and the heap is collected before
     each timed call, so no chunker pays for garbage-collecting another one's results.
     """
-    runs = {name: CHUNKERS[name](max_tokens) for name in chunkers}
+    runs = {name: {**CHUNKERS, **FLOORS}[name](max_tokens) for name in chunkers}
     for run, _ in runs.values():
         run(docs[0])  # warm-up: imports, parser construction, the tiktoken encoding
     per_doc = {name: [float("inf")] * len(docs) for name in chunkers}
@@ -171,7 +192,7 @@ def measure_all(chunkers: list[str], docs: list[Document], max_tokens: int, repe
                 started = time.perf_counter()
                 output = run(doc)
                 per_doc[name][i] = min(per_doc[name][i], time.perf_counter() - started)
-                if attempt == repeat - 1:
+                if attempt == repeat - 1 and convert is not None:
                     chunks = convert(doc, output)
                     for kind, n in lint(doc, chunks, max_tokens=max_tokens).counts.items():
                         counts[name][kind] += n
@@ -188,6 +209,7 @@ def measure_all(chunkers: list[str], docs: list[Document], max_tokens: int, repe
             "name": name, "max_tokens": max_tokens, "seconds": seconds, "mb_s": megabytes / seconds,
             "chunks": leaf_count[name], "mean_tokens": leaf_tokens[name] / max(leaf_count[name], 1),
             "counts": counts[name], "total": sum(n for k, n in counts[name].items() if k != "oversized_atomic"),
+            "floor": name in FLOORS,
         })
     return rows
 
@@ -197,7 +219,7 @@ def table(rows: list[dict]) -> list[str]:
     header = ["chunker", "max tok", "MB/s", "× LangChain rec.", "chunks", "mean tok",
               *[SHORT_KINDS[k] for k in kinds], "violations", "oversized (flagged)"]
     lines = ["| " + " | ".join(header) + " |", "| --- | " + " | ".join(["---:"] * (len(header) - 1)) + " |"]
-    for row in rows:
+    for row in [r for r in rows if not r["floor"]]:
         reference = next(r for r in rows if r["name"] == REFERENCE and r["max_tokens"] == row["max_tokens"]
                          and r["corpus"] == row["corpus"])
         cells = [row["name"], str(row["max_tokens"]), f"{row['mb_s']:.2f}", f"{row['mb_s'] / reference['mb_s']:.2f}x",
@@ -207,12 +229,29 @@ def table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def floor_table(rows: list[dict]) -> list[str]:
+    """Seconds of the cost floors against LangChain's recursive splitter and ours, per size."""
+    lines = ["| max tok | step | seconds | ÷ LangChain rec. time | ÷ ours |", "| ---: | --- | ---: | ---: | ---: |"]
+    for size in sorted({r["max_tokens"] for r in rows}):
+        at = {r["name"]: r for r in rows if r["max_tokens"] == size}
+        if not all(name in at for name in (*FLOORS, REFERENCE, "structure (ours)")):
+            continue
+        reference, ours = at[REFERENCE]["seconds"], at["structure (ours)"]["seconds"]
+        steps = [(name, at[name]["seconds"]) for name in FLOORS]
+        steps.append(("both floors together", sum(seconds for _, seconds in steps)))
+        steps.append(("ours: everything else (per-block counts, splitting, four granularities, ids)",
+                      ours - steps[-1][1]))
+        for name, seconds in steps:
+            lines.append(f"| {size} | {name} | {seconds:.3f} | {seconds / reference:.2f} | {seconds / ours:.2f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.chunkers", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512], help="max tokens per chunk")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes per chunker (best is kept)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N files of each corpus")
-    parser.add_argument("--chunkers", nargs="+", choices=list(CHUNKERS), default=list(CHUNKERS))
+    parser.add_argument("--chunkers", nargs="+", choices=[*CHUNKERS, *FLOORS], default=[*CHUNKERS, *FLOORS])
     args = parser.parse_args(argv)
     if REFERENCE not in args.chunkers:
         args.chunkers.append(REFERENCE)
@@ -230,6 +269,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{corpus} {max_tokens} {row['name']}: {row['mb_s']:.2f} MB/s, {row['total']} violations",
                       flush=True)
         out += [f"## {corpus} ({len(docs)} files, {megabytes:.2f} MB)", "", *table(rows), ""]
+        floors = floor_table(rows)
+        if len(floors) > 2:
+            out += [f"Cost floors on {corpus}, same run: the markdown-it-py parse and one tiktoken call over the "
+                    "text, which an exact markdown-it-py chunker cannot skip, against LangChain's recursive "
+                    "splitter and ours.", "", *floors, ""]
     out += [
         "Throughput: chunking only (the library call; mapping a library's output to spans and counting its "
         "tokens for the lint is not timed), timed document by document with the chunkers interleaved and the heap "
