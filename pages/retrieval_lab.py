@@ -22,29 +22,51 @@ def _llm():
     return llm_from_settings(state.settings())
 
 
+KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"
+
+
+def _sync_knobs(current: RetrievalConfig) -> None:
+    """Point the knob widgets at ``current`` when it changed elsewhere (or the widgets were dropped by a page switch).
+
+    The widgets are keyed and read their value from session state only: a default that follows the active config
+    would change the widget's identity on every change and lose every other pick.
+    """
+    keys = [KNOB + name for name in RetrievalConfig.model_fields]
+    if st.session_state.get(KNOBS_FOR) == current and all(k in st.session_state for k in keys):
+        return
+    for name, value in current.model_dump().items():
+        st.session_state[KNOB + name] = value if name != "chunk_types" else list(value or [])
+    st.session_state[KNOBS_FOR] = current
+
+
 def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
     """Every retrieval knob, read from and validated into a new ``RetrievalConfig`` (None when invalid)."""
+    _sync_knobs(current)
     c = st.columns(4)
+
     values = {
-        "strategy": c[0].selectbox("Strategy", STRATEGIES, index=STRATEGIES.index(current.strategy)),
-        "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], index=["rrf", "weighted"].index(current.fusion),
-                             horizontal=True),
-        "rrf_k": c[0].number_input("RRF k", 1, 1000, current.rrf_k),
-        "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, current.hybrid_weight, 0.05),
-        "initial_k": c[1].number_input("Initial k", 1, 100, current.initial_k),
-        "max_k": c[1].number_input("Max k", 1, 200, current.max_k),
-        "max_iterations": c[1].number_input("Max iterations", 1, 10, current.max_iterations),
-        "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, current.min_confidence, 0.05),
-        "min_score": c[2].slider("Min score (drop hits below)", 0.0, 1.0, current.min_score, 0.05),
-        "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, current.dedup_threshold, 0.01),
-        "granularity": c[3].selectbox("Granularity", GRANULARITIES, index=GRANULARITIES.index(current.granularity)),
+        "strategy": c[0].selectbox("Strategy", STRATEGIES, key=KNOB + "strategy"),
+        "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], horizontal=True, key=KNOB + "fusion"),
+        "rrf_k": c[0].number_input("RRF k", 1, 1000, key=KNOB + "rrf_k"),
+        "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, step=0.05, key=KNOB + "hybrid_weight"),
+        "initial_k": c[1].number_input("Initial k", 1, 100, key=KNOB + "initial_k"),
+        "max_k": c[1].number_input("Max k", 1, 200, key=KNOB + "max_k"),
+        "max_iterations": c[1].number_input("Max iterations", 1, 10, key=KNOB + "max_iterations"),
+        "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, step=0.05, key=KNOB + "min_confidence"),
+        "min_score": c[2].slider("Min score (drop hits below)", 0.0, 1.0, step=0.05, key=KNOB + "min_score"),
+        "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, step=0.01, key=KNOB + "dedup_threshold"),
+        "granularity": c[3].selectbox("Granularity", GRANULARITIES, key=KNOB + "granularity"),
         "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
-                                        default=current.chunk_types or []) or None,
-        "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", current.use_intent_filter),
-        "token_budget": c[3].number_input("Token budget", 100, 128_000, current.token_budget, step=500),
+                                        key=KNOB + "chunk_types") or None,
+        "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", key=KNOB + "use_intent_filter"),
+        "token_budget": c[3].number_input("Token budget", 100, 128_000, step=500, key=KNOB + "token_budget"),
     }
+    shown_max_k = values["max_k"]
     values["max_k"] = max(values["max_k"], values["initial_k"])
-    return state.guarded(lambda: RetrievalConfig(**values), "Retrieval settings")
+    new = state.guarded(lambda: RetrievalConfig(**values), "Retrieval settings")
+    if new is not None and new.max_k == shown_max_k:  # else the next run shows the raised max k
+        st.session_state[KNOBS_FOR] = new
+    return new
 
 
 def confidence_chart(result, threshold: float) -> go.Figure:
@@ -120,8 +142,10 @@ elif index is not None:
 
     retriever = Retriever(index, config.retrieval, state.settings(),
                           llm=_llm() if config.retrieval.strategy == "auto" else None)
-    if query.strip() and (clicked or prefill.get("query") or query != st.session_state.get(LAST_KEY)):
-        st.session_state[LAST_KEY] = query
+    # A new query or new settings search again: the hits shown always match the settings above them.
+    asked = (query, config.retrieval)
+    if query.strip() and (clicked or prefill.get("query") or asked != st.session_state.get(LAST_KEY)):
+        st.session_state[LAST_KEY] = asked
         st.session_state[RESULT_KEY] = state.guarded(lambda: retriever.retrieve(query), "Search")
     elif clicked:
         st.warning("Type a query first.")

@@ -96,3 +96,20 @@ def test_prefill_runs_the_query_and_why_not_explains_a_missing_chunk(indexed):
     steps = at.dataframe[-1].value
     assert steps["step"].iloc[0] == "exclude"
     assert len(at.dataframe[-2].value) == 3  # vector, keyword, fused ranks
+
+
+def test_every_knob_change_sticks_and_reruns_the_search(indexed):
+    at = _app()
+    at.run()
+    _search(at, "rotate key")
+    assert at.metric[0].value != "keyword"
+    for strategy in ("vector", "keyword", "hybrid", "keyword"):
+        next(s for s in at.selectbox if s.label == "Strategy").select(strategy).run()
+        assert next(s for s in at.selectbox if s.label == "Strategy").value == strategy
+        assert at.session_state["active_config"].retrieval.strategy == strategy
+    for granularity in ("section", "document", "any"):
+        next(s for s in at.selectbox if s.label == "Granularity").select(granularity).run()
+    assert at.session_state["active_config"].retrieval.granularity == "any"
+    assert not at.exception
+    # The shown result follows the settings (no stale hits from the previous strategy).
+    assert at.metric[0].value == "keyword"
