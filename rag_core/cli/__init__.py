@@ -1,10 +1,16 @@
-"""``python -m rag_core``: one sub-command per module, registered here; heavy imports stay in handlers."""
+"""``python -m rag_core``: one sub-command per module, registered here; heavy imports stay in handlers.
+
+Every failure is one line on stderr (``error: ...``) with exit code 2: bad arguments (no usage block),
+validation errors (one ``field: problem`` list, no pydantic dump) and unexpected errors (no traceback unless
+``RAG_DEBUG=1``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from rag_core.errors import RagError
@@ -13,9 +19,16 @@ from rag_core.errors import RagError
 COMMAND_MODULES = ("chunk_cmd", "ingest_cmd", "search_cmd", "ask_cmd", "eval_cmd", "config_cmd")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit 2), naming the ``--help`` to read."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rag_core", description="Agentic RAG Studio command line.")
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="python -m rag_core", description="Agentic RAG Studio command line.")
+    subparsers = parser.add_subparsers(dest="command", required=True)  # sub-parsers inherit the class
     for module_name in COMMAND_MODULES:
         importlib.import_module(f"rag_core.cli.{module_name}").register(subparsers)
     return parser
@@ -26,16 +39,38 @@ def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
 
 
+def one_line(error: BaseException) -> str:
+    """A one-line message for ``error``: pydantic validation errors as ``field: problem; ...``."""
+    errors = getattr(error, "errors", None)
+    if callable(errors) and type(error).__name__ == "ValidationError":
+        try:
+            message = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors())
+        except Exception:  # noqa: BLE001 - fall back to the plain text
+            message = str(error)
+    else:
+        message = str(error) or type(error).__name__
+    return " ".join(message.split())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except RagError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (RagError, ValueError) as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
+    except OSError as e:  # unreadable files, a data folder that cannot be created ...
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - a command line shows one line, not a traceback
+        if os.environ.get("RAG_DEBUG"):
+            raise
+        print(f"error: unexpected {type(e).__name__}: {one_line(e)} (set RAG_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 2

@@ -1,0 +1,48 @@
+"""Every CLI failure is one line on stderr (no usage block, no pydantic dump, no traceback) with exit 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_core.cli import main
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse exits itself
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["chunk", "x.md", "--strategy", "bogus"], "invalid choice: 'bogus'"),
+    (["chunk", "x.md", "--granularity", "bogus"], "invalid choice: 'bogus'"),
+    (["lint", "x.md", "--max-tokens", "abc"], "invalid int value: 'abc'"),
+    (["search", "q"], "--collection"),
+    (["nosuchcommand"], "invalid choice"),
+    (["eval"], "required"),
+])
+def test_argument_errors_are_one_line(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and needle in err, err
+
+
+def test_validation_errors_are_one_line(capsys, tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nAlpha.\n")
+    code, out, err = run(capsys, "ingest", str(doc), "--collection", "cli-big", "--embedder", "hash",
+                         "--max-tokens", "99999")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "max_tokens" in err and "8192" in err and "pydantic.dev" not in err, err
+
+
+def test_bad_data_dir_is_one_line_not_a_traceback(capsys, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("RAG_DATA_DIR", str(blocker / "data"))
+    code, out, err = run(capsys, "search", "hello", "--collection", "abc")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
