@@ -23,7 +23,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="structure-aware chunker or the fixed-window baseline (default: structure)")
     parser.add_argument("--max-tokens", type=int, default=512, help="maximum cl100k tokens per chunk (default 512)")
     parser.add_argument("--overlap", type=int, default=None,
-                        help="token overlap: split prose (structure, default 32) or windows (fixed, default 50)")
+                        help="token overlap: split prose (structure, default 32) or windows (fixed, default 50); "
+                             "the default is a quarter of --max-tokens when it would not fit below it")
     parser.add_argument("--granularity", choices=GRANULARITIES, default="all", help="granularity to output")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -46,11 +47,16 @@ def _config(args: argparse.Namespace):
 
     from rag_core.config import ChunkingConfig
 
-    overlap = args.overlap if args.overlap is not None else (50 if args.strategy == "fixed" else 32)
+    overlap = args.overlap
+    if overlap is None:  # the default must fit below a small --max-tokens (the config refuses overlap >= max)
+        overlap = 50 if args.strategy == "fixed" else 32
+        if args.max_tokens is not None and overlap >= args.max_tokens:
+            overlap = max(args.max_tokens // 4, 0)
     try:
         return ChunkingConfig(strategy=args.strategy, max_tokens=args.max_tokens, overlap=overlap)
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}" for err in e.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'config'}: "
+                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
         raise ValueError(f"invalid chunking options: {problems} (max tokens 32–8192, overlap below max tokens)") from e
 
 

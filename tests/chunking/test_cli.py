@@ -61,3 +61,18 @@ def test_lint_counts_folder_recursively(tmp_path, capsys):
     assert fixed["counts"]["code_fence_cut"] == 10
     assert fixed["total"] == sum(n for k, n in fixed["counts"].items() if k != "oversized_atomic")
     assert main([*fixed_args, "--strict"]) == 1
+
+
+def test_default_overlap_fits_a_small_max_tokens(tmp_path, capsys):
+    """Without --overlap, a small --max-tokens must not fail on the default overlap (32 structure, 50 fixed)."""
+    path = write(tmp_path, "guide.md", GUIDE)
+    for strategy, max_tokens in (("structure", "32"), ("fixed", "40"), ("fixed", "50")):
+        assert main(["chunk", str(path), "--strategy", strategy, "--max-tokens", max_tokens, "--json"]) == 0, \
+            capsys.readouterr().err
+        records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert records and all(r["verbatim"] == (GUIDE[r["start"]:r["end"]] == r["text"]) for r in records)
+    assert main(["lint", str(path), "--max-tokens", "32", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"] == 1
+    # An explicit overlap that does not fit is still refused.
+    assert main(["chunk", str(path), "--max-tokens", "32", "--overlap", "32"]) == 2
+    assert "overlap" in capsys.readouterr().err
