@@ -123,6 +123,8 @@ config = state.active_config()
 prefill = state.take_prefill("lab")
 if prefill.get("query"):
     st.session_state[QUERY_KEY] = prefill["query"]
+elif QUERY_KEY not in st.session_state and LAST_KEY in st.session_state:  # back from another page: keep the query
+    st.session_state[QUERY_KEY] = st.session_state[LAST_KEY][0]
 with st.expander("Retrieval settings (saved into the active configuration)", expanded=False):
     new = knobs(config.retrieval)
     settings = state.settings()

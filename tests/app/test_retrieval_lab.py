@@ -113,3 +113,16 @@ def test_every_knob_change_sticks_and_reruns_the_search(indexed):
     assert not at.exception
     # The shown result follows the settings (no stale hits from the previous strategy).
     assert at.metric[0].value == "keyword"
+
+
+def test_query_comes_back_with_its_hits_after_visiting_another_page(indexed):
+    at = _app()
+    at.run()
+    _search(at, "rotate key")
+    # Another page ran: Streamlit dropped the query widget's state; the page's own keys stay.
+    kept = {key: at.session_state[key] for key in ("lab_result", "lab_last_query")}
+    at = _app(**kept)
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="lab_query").value == "rotate key"
+    assert "rotate key" in at.text[0].value
