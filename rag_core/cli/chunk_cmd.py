@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 GRANULARITIES = ("document", "section", "paragraph", "row", "all")
 STRATEGIES = ("structure", "fixed")
@@ -65,8 +66,20 @@ def _load(paths: list[str], recursive: bool):
     from rag_core.errors import LoadError
     from rag_core.loaders import iter_paths, load_path
 
-    files = iter_paths(paths) if recursive else paths
     docs, failed = [], 0
+    files: list = []
+    if recursive:
+        for raw in paths:  # one missing path is reported; the others are still linted
+            try:
+                found = iter_paths([raw])
+            except LoadError as e:
+                print(f"error: {e}", file=sys.stderr)
+                failed += 1
+                continue
+            seen = {Path(f).resolve() for f in files}
+            files.extend(f for f in found if Path(f).resolve() not in seen)  # a file named twice is linted once
+    else:
+        files = list(paths)
     for path in files:
         try:
             docs.append((str(path), load_path(path)))

@@ -76,3 +76,18 @@ def test_default_overlap_fits_a_small_max_tokens(tmp_path, capsys):
     # An explicit overlap that does not fit is still refused.
     assert main(["chunk", str(path), "--max-tokens", "32", "--overlap", "32"]) == 2
     assert "overlap" in capsys.readouterr().err
+
+
+def test_lint_missing_path_is_reported_and_the_others_still_linted(tmp_path, capsys):
+    good = write(tmp_path, "ok.md", "# Ok\n\nFine text.\n")
+    assert main(["lint", str(good), str(tmp_path / "missing"), "--json"]) == 2
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["files"] == 1 and summary["failed"] == 1 and summary["chunks"] > 0
+    assert captured.err.count("\n") == 1 and "missing" in captured.err
+
+
+def test_lint_file_named_twice_is_linted_once(tmp_path, capsys):
+    write(tmp_path, "ok.md", "# Ok\n\nFine text.\n")
+    assert main(["lint", str(tmp_path), str(tmp_path / "ok.md"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"] == 1
