@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 EMBEDDERS = ("minilm", "hash", "openai")
 
@@ -44,32 +45,64 @@ def _stderr_progress():
     return progress
 
 
+def _report_error(row: dict) -> None:
+    """One line on stderr for a file that could not be ingested, naming its path once."""
+    message = str(row["error"])
+    prefix = f"{row['name']}: "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    elif message.startswith(f"{row['path']}: "):
+        message = message[len(row["path"]) + 2:]
+    print(f"error: {row['path']}: {message}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
     from rag_core.documents import DocumentStore
-    from rag_core.errors import RagError
+    from rag_core.errors import LoadError, RagError
     from rag_core.loaders import iter_named_paths, load_path
     from rag_core.services import open_collection
 
     started = time.perf_counter()
     settings = get_settings()
-    index = open_collection(args.collection, settings, embedder=args.embedder, chunking=_chunking(args.max_tokens),
-                            create=True)
+    chunking = _chunking(args.max_tokens)
 
+    # Resolve the paths before opening (and so creating) the collection: a run that has nothing to ingest must
+    # not leave an empty collection pinned to an embedder behind. A missing path is reported, the others go on.
     files: list[dict] = []
+    named: list[tuple[dict, Path, str]] = []
+    for raw in args.paths:
+        try:
+            found = iter_named_paths([raw])
+        except LoadError as e:
+            files.append({"path": str(raw), "name": Path(raw).name, "status": "error", "doc_id": None, "chunks": {},
+                          "error": str(e)})
+            continue
+        seen = {str(p.resolve()) for _, p, _ in named}
+        for path, doc_name in found:
+            if str(path.resolve()) in seen:
+                continue
+            row = {"path": str(path), "name": doc_name, "status": "error", "doc_id": None, "chunks": {},
+                   "error": None}
+            files.append(row)
+            named.append((row, path, doc_name))
+    if not named:  # nothing to ingest at all: one error per path, no collection created
+        raise LoadError("; ".join(row["error"].rstrip(".") for row in files) or "no files to ingest")
+    for row in files:
+        if row["error"]:
+            _report_error(row)
+
+    index = open_collection(args.collection, settings, embedder=args.embedder, chunking=chunking, create=True)
     docs = []
     store = DocumentStore(settings.data_dir)
-    for path, doc_name in iter_named_paths(args.paths):
-        row = {"path": str(path), "name": doc_name, "status": "error", "doc_id": None, "chunks": {}, "error": None}
-        files.append(row)
+    for row, path, doc_name in named:
         try:
             doc = load_path(path, name=doc_name)
             doc, _ = store.add(doc)
         except (RagError, ValueError, OSError) as e:
             row["error"] = str(e)
-            if not args.json:
-                print(f"error    {path}: {e}", flush=True)
+            _report_error(row)
             continue
         row["doc_id"] = doc.id
         docs.append(doc)
@@ -89,12 +122,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             row["error"] = names_failed.get(name) or names_failed.get(row["path"]) or "not indexed"
         row["chunks"] = (entry or {}).get("chunks", {})
-        if not args.json:
-            if row["status"] == "error":
-                print(f"error    {row['path']}: {row['error']}", flush=True)
-            else:
-                counts = ", ".join(f"{n} {g}" for g, n in row["chunks"].items())
-                print(f"{row['status']:<9}{row['path']}  ({counts})", flush=True)
+        if row["status"] == "error":
+            _report_error(row)
+        elif not args.json:
+            counts = ", ".join(f"{n} {g}" for g, n in row["chunks"].items())
+            print(f"{row['status']:<8} {row['path']}  ({counts})", flush=True)
 
     seconds = time.perf_counter() - started
     errors = sum(1 for row in files if row["status"] == "error")

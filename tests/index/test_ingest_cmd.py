@@ -32,6 +32,8 @@ def test_ingest_reports_each_file_and_keeps_going(tmp_path, capsys):
     # Second run: the collection's embedder is reused without --embedder, nothing is re-indexed.
     code, again = run_json(capsys, str(folder / "a.md"), "--collection", "cli-test")
     assert code == 0
+    assert main(["ingest", str(folder / "a.md"), "--collection", "cli-test"]) == 0
+    assert f"unchanged {folder / 'a.md'}" in capsys.readouterr().out  # status and path stay apart
     assert [row["status"] for row in again["files"]] == ["unchanged"]
     assert again["embedder"] == "hash-384" and again["totals"]["chunks"] == {}
 
@@ -61,3 +63,36 @@ def test_same_named_files_in_different_folders_stay_distinct(tmp_path, capsys):
     assert sorted(row["name"] for row in out["files"]) == ["advanced/index.md", "tutorial/index.md"]
     assert [row["status"] for row in out["files"]] == ["indexed", "indexed"]
     assert out["totals"]["chunks"]["document"] == 2
+
+
+def test_errors_go_to_stderr_and_stdout_stays_clean(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nAlpha widgets spin clockwise.\n")
+    (folder / "empty.md").write_text("")
+    missing = tmp_path / "missing.md"
+    assert main(["ingest", str(folder), str(missing), "--collection", "cli-err", "--embedder", "hash", "--json"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)  # nothing but the JSON object on stdout
+    status = {row["path"].rsplit("/", 1)[-1]: row["status"] for row in out["files"]}
+    assert status == {"a.md": "indexed", "empty.md": "error", "missing.md": "error"}
+    err_lines = captured.err.splitlines()
+    assert len(err_lines) == 2 and all(line.startswith("error: ") for line in err_lines)
+    assert any("empty.md" in line and "empty" in line for line in err_lines)
+    assert any("missing.md" in line and "no such file" in line for line in err_lines)
+
+    assert main(["ingest", str(folder), "--collection", "cli-err2", "--embedder", "hash"]) == 1
+    captured = capsys.readouterr()
+    assert not any(line.startswith("error") for line in captured.out.splitlines())
+    assert "empty.md" in captured.err
+
+
+def test_missing_paths_do_not_create_the_collection(tmp_path, capsys):
+    assert main(["ingest", str(tmp_path / "missing.md"), "--collection", "cli-none", "--embedder", "minilm"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["search", "anything", "--collection", "cli-none"]) == 2
+    assert "no collection 'cli-none'" in capsys.readouterr().err
+    doc = tmp_path / "a.md"
+    doc.write_text("# Alpha\n\nAlpha widgets.\n")
+    # The failed run did not pin the collection to minilm: another embedder is accepted.
+    assert main(["ingest", str(doc), "--collection", "cli-none", "--embedder", "hash"]) == 0
