@@ -10,9 +10,10 @@ from ui import chunk_view, state
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
 GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
+TABLE_KEY, TABLE_IDS_KEY = "explorer_table", "explorer_table_ids"
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner="Chunking the document…", max_entries=64)
 def chunked(doc_id: str, strategy: str, max_tokens: int, overlap: int) -> tuple[list[Chunk], dict]:
     """Chunks of a stored document at all granularities and their lint report (cached on doc id + parameters)."""
     from rag_core.chunking import chunk_document, lint
@@ -31,6 +32,16 @@ def pick(chunks: list[Chunk], granularity: str) -> list[Chunk]:
     return [c for c in chunks if c.granularity == granularity]
 
 
+def take_picked_row() -> None:
+    """A chunk-table row was picked: select that chunk and switch to the source view (runs before the widgets)."""
+    picked = st.session_state.get(TABLE_KEY) or {}
+    rows = picked.get("selection", {}).get("rows", [])
+    ids = st.session_state.get(TABLE_IDS_KEY, [])
+    if rows and rows[0] < len(ids):
+        st.session_state["explorer_selected"] = ids[rows[0]]
+        st.session_state["explorer_view"] = "Source"
+
+
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
     strategies = ["structure", "fixed"]
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
@@ -41,6 +52,7 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
 
 
 st.title("Chunk Explorer")
+take_picked_row()
 prefill = state.take_prefill("explorer")
 if prefill.get("strategy_b"):
     st.session_state["explorer_view"] = "A/B compare"
@@ -106,7 +118,10 @@ if view == "Source":
     st.html(chunk_view.highlight_html(doc.text, shown, color_by, selected, window=window),
             unsafe_allow_javascript=bool(selected))
 elif view == "Chunk table":
-    st.dataframe(chunk_view.chunk_table(shown), hide_index=True)
+    st.caption("Pick a row to see that chunk in the source.")
+    st.session_state[TABLE_IDS_KEY] = [c.id for c in shown]
+    st.dataframe(chunk_view.chunk_table(shown), hide_index=True, key=TABLE_KEY, selection_mode="single-row",
+                 on_select="rerun")
 elif view == "Charts":
     st.plotly_chart(chunk_view.size_histogram(shown, max_tokens))
     if strategy == "structure":

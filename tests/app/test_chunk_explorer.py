@@ -153,3 +153,19 @@ def test_summary_boundary_diff_and_table():
                                         "violations": 2}
     assert chunk_view.summary([], 0)["max tokens"] == 0
     assert list(chunk_view.chunk_table(a)["#"]) == [1, 2]
+
+
+def test_picking_a_table_row_shows_that_chunk_in_the_source(guide_doc):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="explorer_doc").set_value(guide_doc.id).run()
+    at.radio(key="explorer_view").set_value("Chunk table").run()
+    table = at.dataframe[0]
+    assert table.key == "explorer_table" and table.proto.selection_mode  # the caption's promise: rows can be picked
+    chunk_id = table.value["id"].iloc[2]
+    at.session_state["explorer_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}  # a click
+    at.run()
+    assert not at.exception
+    assert at.radio(key="explorer_view").value == "Source"
+    assert at.info[0].value.startswith("Selected: Chunk #3 ·")
+    assert 'id="selected-chunk"' in "".join(html_bodies(at)) and chunk_id == at.session_state["explorer_selected"]
