@@ -27,7 +27,8 @@ def register(subparsers) -> None:
     questions = kinds.add_parser("questions", help="hit@k, recall@k, MRR, nDCG@10 on a CSV/JSONL question set")
     questions.add_argument("file", help="CSV or JSONL questions ('golden' for the built-in set)")
     questions.add_argument("--collection", required=True, help="collection (index) name holding the documents")
-    questions.add_argument("--config", help="RAGConfig JSON file (default: built-in defaults)")
+    questions.add_argument("--config", help="RAGConfig JSON file (default: built-in defaults with the collection's "
+                                             "embedder and chunking)")
     questions.add_argument("--strategy", action="append", choices=("vector", "keyword", "hybrid", "auto", "agent"),
                            help="strategy to evaluate; repeat for several (default: hybrid)")
     questions.add_argument("--per-question", action="store_true", help="include every question's record")
@@ -73,7 +74,9 @@ def _questions(args: argparse.Namespace) -> int:
     from rag_core.configstore import parse_config
     from rag_core.evaluation.questions import load_golden, parse_upload
     from rag_core.evaluation.runner import run_evaluation
-    from rag_core.services import open_index
+    from rag_core.services import collection_embedder, open_index
+    from rag_core.stores.sidestore import SideStore
+    from rag_core.stores.vector import check_collection_name
 
     if args.file == "golden":
         question_set = load_golden()
@@ -82,13 +85,23 @@ def _questions(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise ValueError(f"{path}: no such file")
         question_set = parse_upload(path.name, path.read_bytes())
-    config = RAGConfig()
+    settings = get_settings()
+    # Check the collection exists before anything opens it: opening creates, and would leave an empty
+    # collection pinned to the configuration's embedder behind.
+    check_collection_name(args.collection)
+    manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
+    if manifest is None:
+        raise ValueError(f"no collection '{args.collection}' in {settings.data_dir}: it holds no documents; "
+                         f"ingest some first (python -m rag_core ingest PATH --collection {args.collection})")
     if args.config:
         config_path = Path(args.config)
         if not config_path.is_file():
             raise ValueError(f"{config_path}: no such configuration file")
         config = parse_config(config_path.read_bytes(), source=config_path.name)
-    settings = get_settings()
+    else:  # built-in defaults, with the embedder and chunking the collection was built with
+        embedder, dim = collection_embedder(manifest, None)
+        config = RAGConfig(embedding={"embedder": embedder, "hash_dim": dim},
+                           **({"chunking": manifest["chunking"]} if manifest.get("chunking") else {}))
 
     def index_factory(cfg):
         index = open_index(cfg, settings, collection=args.collection)

@@ -53,4 +53,30 @@ def test_eval_questions_errors(tmp_path, capsys):
     hash_config = tmp_path / "c.json"
     hash_config.write_text(CONFIG.model_dump_json())
     assert main(["eval", "questions", str(good), "--collection", "empty-one", "--config", str(hash_config)]) == 2
-    assert "collection 'empty-one' holds no documents" in capsys.readouterr().err
+    assert "no collection 'empty-one'" in capsys.readouterr().err
+
+
+def test_missing_collection_is_not_created(tmp_path, capsys):
+    good = tmp_path / "good.csv"
+    good.write_text("question,answer_text\nQ?,x\n")
+    hash_config = tmp_path / "c.json"
+    hash_config.write_text(CONFIG.model_dump_json())
+    assert main(["eval", "questions", str(good), "--collection", "never-made", "--config", str(hash_config)]) == 2
+    err = capsys.readouterr().err
+    assert "no collection 'never-made'" in err and err.count("\n") == 1
+    # The failed evaluation left nothing behind: searching it still says it does not exist.
+    assert main(["search", "Q", "--collection", "never-made"]) == 2
+    assert "no collection 'never-made'" in capsys.readouterr().err
+
+
+def test_without_config_the_collection_own_embedder_and_chunking_are_used(tmp_path, capsys):
+    doc = tmp_path / "guide.md"
+    doc.write_text(GUIDE)
+    assert main(["ingest", str(doc), "--collection", "cli-own", "--embedder", "hash", "--max-tokens", "256"]) == 0
+    capsys.readouterr()
+    questions = tmp_path / "q.csv"
+    questions.write_text("question,answer_text\nHow do I rotate the API key?,press Rotate\n")
+    code = main(["eval", "questions", str(questions), "--collection", "cli-own", "--strategy", "keyword", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["summary"][0]["hit@5"] == 1.0
