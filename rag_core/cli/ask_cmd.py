@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 POLICIES = ("offline", "llm")
 
@@ -12,7 +13,8 @@ def register(subparsers) -> None:
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
     parser.add_argument("--policy", choices=POLICIES, default="offline",
-                        help="offline (deterministic, no network; default) or llm (needs RAG_LLM_* settings)")
+                        help="offline (deterministic, no network; default) or llm (needs RAG_LLM_* settings; "
+                             "when the endpoint fails the offline answer is printed and the exit code is 2)")
     parser.add_argument("--max-steps", type=int, default=6, help="most tool calls before answering (default 6)")
     parser.add_argument("--max-retrievals", type=int, default=4, help="most searches (default 4)")
     parser.add_argument("--budget", type=int, default=3000, help="context token budget (default 3000)")
@@ -43,9 +45,14 @@ def run(args: argparse.Namespace) -> int:
     llm = LLMClient(settings) if args.policy == "llm" else None  # raises a clear LLMError when not configured
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
+    # --policy llm asked for the model: when the endpoint failed, the offline fallback's answer is still printed
+    # (the fallback is recorded in it), and the failure is reported on stderr with exit 2.
+    code = 2 if args.policy == "llm" and result.fallback else 0
+    if code:
+        print(f"error: {' '.join(str(result.fallback).split())}", file=sys.stderr, flush=True)
     if args.json:
         print_json({"collection": args.collection, **result.to_dict()})
-        return 0
+        return code
     for step in result.steps:
         status = "ok" if step.ok else f"error: {step.error}"
         detail = f" route={step.route} k={step.k} confidence={step.confidence}" if step.tool == "search" else ""
@@ -59,4 +66,4 @@ def run(args: argparse.Namespace) -> int:
     print(f"stop: {result.stop_reason}")
     print()
     print(result.context_text)
-    return 0
+    return code
