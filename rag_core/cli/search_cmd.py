@@ -47,6 +47,24 @@ def _overrides(args: argparse.Namespace) -> dict:
     return overrides
 
 
+FLAGS = {"initial_k": "--k", "max_k": "--max-k", "granularity": "--granularity", "min_confidence": "--min-confidence",
+         "token_budget": "--budget", "strategy": "--strategy"}
+
+
+def _check(overrides: dict) -> None:
+    """Validate the flag values as a RetrievalConfig would, before anything is opened; errors name the flag."""
+    from pydantic import ValidationError
+
+    from rag_core.config import RetrievalConfig
+
+    try:
+        RetrievalConfig.model_validate({**RetrievalConfig().model_dump(), **overrides})
+    except ValidationError as e:
+        problems = "; ".join(f"{FLAGS.get(str(err['loc'][0]) if err['loc'] else '', 'options')}: "
+                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
+        raise ValueError(problems) from e
+
+
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RetrievalConfig, get_settings
@@ -57,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("the query is empty: give the text to search for")
     if args.k is not None and not 1 <= args.k <= 100:
         raise ValueError(f"--k must be between 1 and 100 (got {args.k})")
+    overrides = _overrides(args)
+    _check(overrides)
     settings = get_settings()
     index = open_collection(args.collection, settings, embedder=args.embedder)
     llm = None
@@ -66,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         llm = LLMClient(settings)
     retriever = Retriever(index, RetrievalConfig(), settings=settings, llm=llm)
     result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
-                                overrides=_overrides(args))
+                                overrides=overrides)
     if args.json:
         print_json({"collection": args.collection, "embedder": index.embedder.id, **result.to_dict()})
         return 0
