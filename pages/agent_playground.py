@@ -179,12 +179,13 @@ elif asked:
 
         def _run():
             final = None
-            for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
-                if isinstance(event, AgentResult):
-                    final = event
-                else:
-                    box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
-                    render_step(event, box)
+            with st.spinner("The agent is working…"):  # a step (an LLM call, its retries) can take seconds
+                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
+                    if isinstance(event, AgentResult):
+                        final = event
+                    else:
+                        box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
+                        render_step(event, box)
             return final
 
         result = state.guarded(_run, "The agent")

@@ -148,7 +148,8 @@ elif index is not None:
     asked = (query, config.retrieval)
     if query.strip() and (clicked or prefill.get("query") or asked != st.session_state.get(LAST_KEY)):
         st.session_state[LAST_KEY] = asked
-        st.session_state[RESULT_KEY] = state.guarded(lambda: retriever.retrieve(query), "Search")
+        with st.spinner("Searching…"):  # an LLM router or a cold embedding model can take seconds
+            st.session_state[RESULT_KEY] = state.guarded(lambda: retriever.retrieve(query), "Search")
     elif clicked:
         st.warning("Type a query first.")
     result = st.session_state.get(RESULT_KEY)

@@ -14,3 +14,24 @@ def _fresh_streamlit_caches():
     yield
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+@pytest.fixture
+def spinners(monkeypatch) -> list[str]:
+    """The texts of the ``st.spinner`` blocks open right now (a page's slow call can check it is inside one)."""
+    import contextlib
+
+    active: list[str] = []
+    original = st.spinner
+
+    @contextlib.contextmanager
+    def recording_spinner(text: str = "In progress...", *args, **kwargs):
+        active.append(text)
+        try:
+            with original(text, *args, **kwargs):
+                yield
+        finally:
+            active.pop()
+
+    monkeypatch.setattr(st, "spinner", recording_spinner)
+    return active

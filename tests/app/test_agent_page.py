@@ -154,3 +154,21 @@ def test_bad_questions_get_a_clear_message(indexed):
     assert not at.exception
     assert at.error[0].value.startswith("The agent: the question is 119,999 characters long")
     assert at.session_state["agent_chat"] == []
+
+
+def test_agent_runs_under_a_spinner(indexed, spinners, monkeypatch):
+    import rag_core.agent
+
+    seen, run_agent = [], rag_core.agent.run_agent
+
+    def watched(*args, **kwargs):
+        for event in run_agent(*args, **kwargs):
+            seen.append(list(spinners))
+            yield event
+
+    monkeypatch.setattr(rag_core.agent, "run_agent", watched)
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    assert seen and all(s == ["The agent is working…"] for s in seen)

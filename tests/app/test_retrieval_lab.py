@@ -126,3 +126,14 @@ def test_query_comes_back_with_its_hits_after_visiting_another_page(indexed):
     assert not at.exception
     assert at.text_input(key="lab_query").value == "rotate key"
     assert "rotate key" in at.text[0].value
+
+
+def test_search_runs_under_a_spinner(indexed, spinners, monkeypatch):
+    from rag_core.retrieval import dynamic
+
+    seen, retrieve = [], dynamic.Retriever.retrieve
+    monkeypatch.setattr(dynamic.Retriever, "retrieve", lambda self, q: seen.append(list(spinners)) or retrieve(self, q))
+    at = _app()
+    at.run()
+    _search(at, "rotate key")
+    assert not at.exception and seen == [["Searching…"]]
