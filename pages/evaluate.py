@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from rag_core.config import RAGConfig
@@ -11,6 +13,7 @@ from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluati
 from ui import state
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
+RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
 
 
@@ -69,14 +72,39 @@ def execute(question_set, configs, strategies, label: str = ""):
     def progress(done: int, total: int, text: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {text}")
 
-    def finished(run) -> None:
-        store.save(run)
-        st.session_state[SWEEP_KEY if label == "sweep" else RUN_KEY] = run.id
+    running = st.session_state[RUNNING_KEY] = {"done": threading.Event(), "run": None}
+
+    def finished(run) -> None:  # also called in this thread after a click restarted the page (see await_stopped_run)
+        try:
+            store.save(run)
+            st.session_state[SWEEP_KEY if label == "sweep" else RUN_KEY] = run.id
+        finally:
+            running["run"] = run
+            running["done"].set()
 
     factory = None if question_set.kind == "beir" else state.index_for
-    return state.guarded(lambda: run_evaluation(question_set, configs, strategies, settings=state.settings(),
-                                                documents=docs, index_factory=factory, progress=progress,
-                                                on_finish=finished, label=label), "Evaluation")
+    run = state.guarded(lambda: run_evaluation(question_set, configs, strategies, settings=state.settings(),
+                                               documents=docs, index_factory=factory, progress=progress,
+                                               on_finish=finished, label=label), "Evaluation")
+    st.session_state.pop(RUNNING_KEY, None)  # not reached when a click interrupted the run
+    return run
+
+
+def await_stopped_run(timeout_s: float = 60.0) -> None:
+    """A click during a run (Cancel, or any widget) starts a new page run at once while the old one stops in its
+    own thread: wait until the interrupted run is stored, then say how it ended (else the page shows older runs)."""
+    running = st.session_state.pop(RUNNING_KEY, None)
+    if running is None:
+        return
+    with st.spinner("Stopping the evaluation run; what was measured is kept…"):
+        stopped = running["done"].wait(timeout_s)
+    run = running["run"]
+    if not stopped or run is None:
+        st.session_state[RUNNING_KEY] = running
+        st.info("The interrupted evaluation run is still stopping; it will appear in the Results tab.")
+    else:
+        st.session_state[SWEEP_KEY if run.label == "sweep" else RUN_KEY] = run.id
+        st.warning(f"Run {run.id} {run.status}: {run.note}. What was measured is kept — see the Results tab.")
 
 
 def show_run(run, store: ResultsStore) -> None:
@@ -130,6 +158,7 @@ def drill_down(run, metric: str) -> None:
 
 st.title("📊 Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
+await_stopped_run()
 prefill = state.take_prefill("evaluate")
 question_set = pick_question_set(SOURCES[{"upload": 1, "beir": 2}.get(prefill.get("question_set", "golden"), 0)])
 if question_set:

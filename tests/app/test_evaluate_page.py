@@ -183,3 +183,28 @@ def test_beir_folder_question_set_runs_on_its_own_index(data_dir, tmp_path):
     run = ResultsStore(data_dir).latest(1)[0]
     assert run.question_set["kind"] == "beir" and run.status == "complete"
     assert run.records[0]["metrics"]["mrr"] == 1.0 and run.records[0]["hits"][0]["chunk_id"] == "d1"
+
+
+def test_a_run_interrupted_by_cancel_is_awaited_shown_and_selected(data_dir):
+    import threading
+    import time
+
+    # Cancel restarts the page at once (fast reruns) while the interrupted run stops and is stored in its thread.
+    store = ResultsStore(data_dir)
+    store.save(_hand_run("run-1", 0.9))
+    running = {"done": threading.Event(), "run": None}
+
+    def old_page_run_stops():
+        time.sleep(0.5)
+        run = _hand_run("run-2", 0.4)
+        run.status, run.note = "cancelled", "stopped after 1 of 60 question runs"
+        store.save(run)
+        running["run"] = run
+        running["done"].set()
+
+    threading.Thread(target=old_page_run_stops).start()
+    at = _app(eval_running=running).run()
+    assert not at.exception
+    assert at.warning[0].value.startswith("Run run-2 cancelled: stopped after 1 of 60 question runs.")
+    assert at.selectbox[0].value.endswith("· cancelled · run-2")  # the Results tab shows it, not an older run
+    assert "eval_running" not in at.session_state
