@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from pydantic import ValidationError
 
 from rag_core.config import RAGConfig
 from ui import state
 
 BUNDLE_KEY = "eval_bundle_summary"
+NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
+
+
+def renamed(config: RAGConfig, name: str) -> RAGConfig:
+    """``config`` under a new name; a bad name raises a ValueError that says what a name may hold."""
+    try:
+        return RAGConfig.model_validate({**config.model_dump(), "name": name})
+    except ValidationError as e:
+        if any(error["loc"] == ("name",) for error in e.errors()):
+            raise ValueError(f"'{name}' is not a valid configuration name: use {NAME_RULE}") from None
+        raise
 
 
 def _config_row(config: RAGConfig) -> dict:
@@ -23,10 +35,10 @@ def config_panel() -> None:
     store = state.config_store()
     active = state.active_config()
     c1, c2 = st.columns([3, 1])
-    new_name = c1.text_input("Save the active configuration as", value=active.name, key="cfg_save_name")
+    new_name = c1.text_input("Save the active configuration as", value=active.name, key="cfg_save_name",
+                             help=f"A name of {NAME_RULE}.")
     if c2.button("Save", key="cfg_save"):
-        saved = state.guarded(lambda: RAGConfig.model_validate({**active.model_dump(), "name": new_name.strip()}),
-                              "Configuration name")
+        saved = state.guarded(lambda: renamed(active, new_name.strip()), "Configuration name")
         if saved and state.guarded(lambda: store.save(saved), "Saving the configuration"):
             state.set_active_config(saved)
             st.success(f"Saved '{saved.name}'.")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.errors import RagError
@@ -103,12 +104,19 @@ def take_prefill(page: str) -> dict[str, Any]:
     return {}
 
 
+def validation_message(error: ValidationError) -> str:
+    """A pydantic error as ``field: problem`` pairs (no echo of the input, no links to pydantic's docs)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"] for e in error.errors())
+
+
 def guarded(action: Callable[[], Any], what: str) -> Any:
     """Run ``action``; show a clear message instead of a traceback when it fails. Returns None on failure."""
     try:
         return action()
     except RagError as e:
         st.error(f"{what} failed: {e}")
+    except ValidationError as e:
+        st.error(f"{what}: {validation_message(e)}")
     except ValueError as e:
         st.error(f"{what}: {e}")
     except Exception as e:  # last resort: the user gets a message, the log gets the traceback

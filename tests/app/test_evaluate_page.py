@@ -208,3 +208,30 @@ def test_a_run_interrupted_by_cancel_is_awaited_shown_and_selected(data_dir):
     assert at.warning[0].value.startswith("Run run-2 cancelled: stopped after 1 of 60 question runs.")
     assert at.selectbox[0].value.endswith("· cancelled · run-2")  # the Results tab shows it, not an older run
     assert "eval_running" not in at.session_state
+
+
+@pytest.mark.parametrize("name", ["bad/name<b>", "", "x" * 81])
+def test_bad_configuration_name_says_what_a_name_may_hold(data_dir, name):
+    at = _app().run()
+    at.text_input(key="cfg_save_name").input(name)
+    at.button(key="cfg_save").click()
+    at.run()
+    assert not at.exception and ConfigStore(data_dir).list() == []
+    assert [e.value for e in at.error] == [
+        f"Configuration name: '{name}' is not a valid configuration name: use 1–80 letters, digits, spaces, '_', "
+        "'.' or '-'"]
+
+
+def test_validation_errors_are_shown_without_pydantic_noise():
+    def page():
+        from rag_core.config import RetrievalConfig
+        from ui import state
+
+        state.guarded(lambda: RetrievalConfig(initial_k=0, rrf_k="many"), "Retrieval settings")
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception
+    message = at.error[0].value
+    assert message.startswith("Retrieval settings: rrf_k: Input should be a valid integer")
+    assert "initial_k: Input should be greater than or equal to 1" in message
+    assert "pydantic.dev" not in message and "input_value" not in message
