@@ -99,6 +99,7 @@ index = state.guarded(state.active_index, "Opening the index")
 uploads = st.file_uploader(
     f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each)",
     accept_multiple_files=True, key="documents_uploader", help="Supported extensions: " + ", ".join(supported_types()),
+    max_upload_size=settings.max_upload_mb,  # the browser refuses bigger files with the same figure as the label
 )
 load_samples = st.button("Load sample documents", type="primary",
                          help="The shipped Wrenfall product docs: Markdown guides, CSV tables and Python code.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
@@ -214,3 +215,14 @@ def test_upload_over_the_size_limit_is_a_friendly_message(data_dir, monkeypatch)
         "split it or raise the limit\\."
     ]
     assert list(_table(at)["name"]) == ["small.md"]
+
+
+@pytest.mark.parametrize("limit_mb", [1, 120])
+def test_uploader_limit_is_the_configured_one(data_dir, monkeypatch, limit_mb):
+    # Streamlit's own limit (server.maxUploadSize, 50 MB) would refuse 50–120 MB files the label invites, and
+    # show "50MB per file" under a label that says 1 MB.
+    monkeypatch.setenv("RAG_MAX_UPLOAD_MB", str(limit_mb))
+    at = _app()
+    at.run()
+    assert at.file_uploader[0].proto.max_upload_size_mb == limit_mb
+    assert f"up to {limit_mb} MB each" in at.file_uploader[0].label
