@@ -108,20 +108,34 @@ def render_result(result: AgentResult, turn: int, threshold: float) -> None:
                        mime="application/json", key=f"export-{turn}")
 
 
-def one_shot(question: str, index, config) -> None:
-    """One-shot top-5 hybrid RAG on the same question, answered by the same extractive answerer."""
-    from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
+def one_shot(question: str, index, config):
+    """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails)."""
     from rag_core.retrieval.dynamic import Retriever
 
     retrieval = config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1})
-    result = state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
-    if result is None:
-        return
+    return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
+
+
+def render_one_shot(question: str, result) -> None:
+    """The one-shot result answered by the same extractive answerer as the offline agent."""
+    from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
+
     st.markdown(extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*"))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
         st.code(result.context.text or "(empty)", language=None)
+
+
+def turn_layout(question: str, compared: bool, policy: str):
+    """The user's message, then the one-shot column (or None) and the agent's message box."""
+    st.chat_message("user").markdown(html.escape(question))
+    if not compared:
+        return None, st.chat_message("assistant")
+    left, right = st.columns(2)
+    left.subheader("One-shot RAG (top-5 hybrid)")
+    right.subheader(f"Agent ({policy} policy)")
+    return left, right.chat_message("assistant")
 
 
 st.title("🤖 Agent Playground")
@@ -150,19 +164,18 @@ config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs
 # The chat and the new question render first; the index (and its embedding model) loads after them.
 asked = st.chat_input("Ask about your documents") or prefill.get("question")
 chat = st.session_state.setdefault(CHAT_KEY, [])
-for turn, (question, result) in enumerate(chat):
-    st.chat_message("user").markdown(html.escape(question))
-    with st.chat_message("assistant"):
+for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, one-shot side kept when compared
+    baseline = baseline[0] if baseline else None
+    one_shot_box, answer_box = turn_layout(question, baseline is not None, result.policy)
+    if baseline is not None:
+        with one_shot_box:
+            render_one_shot(question, baseline)
+    with answer_box:
         for step in result.steps:
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step)))
         render_result(result, turn, threshold)
 if asked:
-    st.chat_message("user").markdown(html.escape(asked))
-    columns = st.columns(2) if compare else [None, st.container()]
-    if compare:
-        columns[0].subheader("One-shot RAG (top-5 hybrid)")
-        columns[1].subheader(f"Agent ({policy} policy)")
-    answer_box = columns[1].chat_message("assistant")
+    one_shot_box, answer_box = turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
     st.info("The active index is empty: add documents on the Documents page first.")
@@ -170,9 +183,12 @@ if index is not None and not any((state.guarded(index.count, "Counting chunks") 
 if asked and index is None:
     answer_box.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
 elif asked:
+    baseline = None
     if compare:
-        with columns[0]:
-            one_shot(asked, index, config)
+        with one_shot_box:
+            baseline = one_shot(asked, index, config)
+            if baseline is not None:
+                render_one_shot(asked, baseline)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
         llm = _llm() if policy == "llm" else None
@@ -191,4 +207,4 @@ elif asked:
         result = state.guarded(_run, "The agent")
         if result is not None:
             render_result(result, len(chat), threshold)
-            chat.append((asked, result))
+            chat.append((asked, result, baseline))

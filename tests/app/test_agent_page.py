@@ -172,3 +172,19 @@ def test_agent_runs_under_a_spinner(indexed, spinners, monkeypatch):
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
     assert seen and all(s == ["The agent is working…"] for s in seen)
+
+
+def test_one_shot_side_stays_after_another_click(indexed):
+    at = _app(prefill={"page": "agent", "question": "How do I rotate the API key?", "compare": True})
+    at.run()
+    at.slider[0].set_value(5).run()  # any click reruns the page (e.g. Export trace, a slider)
+    assert not at.exception
+    subheaders = [s.value for s in at.subheader]
+    assert "One-shot RAG (top-5 hybrid)" in subheaders and "Agent (offline policy)" in subheaders
+    assert any(c.value.startswith("1 retrieval · ") for c in at.caption)
+    assert "To rotate the API key" in _markdown(at)
+    at.chat_input[0].set_value("What is the request timeout?").run()  # the next question, compare still on
+    assert [s.value for s in at.subheader].count("One-shot RAG (top-5 hybrid)") == 2
+    at.toggle(key="agent_compare").set_value(False).run()
+    at.chat_input[0].set_value("What is the request timeout?").run()
+    assert not at.exception and [s.value for s in at.subheader].count("One-shot RAG (top-5 hybrid)") == 2
