@@ -92,14 +92,18 @@ if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives a
 with st.sidebar:
     st.subheader("Configuration A")
     strategy, max_tokens, overlap = config_controls("a", defaults)
-    granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity")
+    granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity",
+                               disabled=strategy != "structure",
+                               help="The fixed-window baseline has one level only: paragraph-sized windows.")
+    if strategy != "structure":
+        granularity = "paragraph"
     color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color")
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:
     st.stop()
 all_chunks, report = result
-shown = pick(all_chunks, granularity if strategy == "structure" else "paragraph")
+shown = pick(all_chunks, granularity)
 selected = st.session_state.get("explorer_selected")
 view = st.radio("View", VIEWS, horizontal=True, key="explorer_view", label_visibility="collapsed")
 

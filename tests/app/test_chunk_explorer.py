@@ -169,3 +169,18 @@ def test_picking_a_table_row_shows_that_chunk_in_the_source(guide_doc):
     assert at.radio(key="explorer_view").value == "Source"
     assert at.info[0].value.startswith("Selected: Chunk #3 ·")
     assert 'id="selected-chunk"' in "".join(html_bodies(at)) and chunk_id == at.session_state["explorer_selected"]
+
+
+def test_fixed_strategy_says_it_has_only_paragraph_windows(guide_doc):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="explorer_doc").set_value(guide_doc.id).run()
+    at.selectbox(key="explorer_granularity").set_value("section").run()
+    at.radio(key="a_strategy").set_value("fixed").run()
+    assert not at.exception
+    fixed = len(chunk_document(guide_doc, ChunkingConfig(strategy="fixed"), "paragraph"))
+    assert at.caption[0].value.startswith(f"{fixed} chunks at paragraph granularity")  # not "at section"
+    assert at.selectbox(key="explorer_granularity").disabled
+    at.radio(key="a_strategy").set_value("structure").run()
+    assert at.caption[0].value.startswith(f"{len(chunk_document(guide_doc, ChunkingConfig(), 'section'))} chunks "
+                                          "at section granularity")
