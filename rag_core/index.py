@@ -28,6 +28,7 @@ import numpy as np
 from rag_core.config import ChunkingConfig, Settings
 from rag_core.errors import IndexError_, RagError
 from rag_core.stores.collections import client, delete_collection, fresh_client, list_collections, lock_for
+from rag_core.stores.exact import EXACT_MAX_CHUNKS, ExactVectors
 from rag_core.stores.hot import HotTier, chunk_allowed
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.navigation import Navigation
@@ -155,6 +156,7 @@ class Index(Navigation):
         self._lock = lock_for(side.root)
         self.hot = HotTier(clock)
         self._store_metadata = store.metadata()
+        self._exact: tuple[_Snapshot, ExactVectors | None] | None = None  # exact vectors of one snapshot
         self._snapshot = self._load()
         self._sync_store()
 
@@ -489,7 +491,11 @@ class Index(Navigation):
         exclude = set(exclude_ids)
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         hits: list[tuple[Chunk, float]] = []
-        if snapshot.chunks and k > 0:
+        exact = self._exact_vectors(snapshot)
+        if exact is not None and k > 0:
+            found = exact.search(query_vector, k, filters.granularity, filters.chunk_types, filters.doc_ids, exclude)
+            hits = [(snapshot.chunks[i], s) for i, s in found]
+        elif snapshot.chunks and k > 0:
             where = build_where(filters.granularity, filters.chunk_types, filters.doc_ids)
             # Over-fetch: the store may hold vectors of an uncommitted ingest, and excluded ids are dropped here.
             n = min(k + len(exclude) + 8, len(snapshot.chunks) + 64)
@@ -506,6 +512,18 @@ class Index(Navigation):
             if chunk.id not in best or score > best[chunk.id][1]:
                 best[chunk.id] = (chunk, score)
         return sorted(best.values(), key=lambda pair: -pair[1])[:k]
+
+    def _exact_vectors(self, snapshot: _Snapshot) -> ExactVectors | None:
+        """Exact search data for ``snapshot`` (read once per index version), or None to search Chroma's HNSW:
+        a Chroma server (scale-out keeps the search there) or more than ``EXACT_MAX_CHUNKS`` chunks."""
+        cached = self._exact
+        if cached is not None and cached[0] is snapshot:
+            return cached[1]
+        exact = None
+        if not self.settings.chroma_host and 0 < len(snapshot.chunks) <= EXACT_MAX_CHUNKS:
+            exact = ExactVectors.from_store(snapshot.chunks, self._store)
+        self._exact = (snapshot, exact)
+        return exact
 
     def keyword_search(self, query: str, k: int, filters: Filters | None = None, exclude_ids: Iterable[str] = (),
                        ) -> list[tuple[Chunk, float]]:
