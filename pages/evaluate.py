@@ -66,8 +66,10 @@ def execute(question_set, configs, strategies, label: str = ""):
     if docs is not None and not docs:
         st.warning("No documents are loaded yet: load the sample documents first.")
         return None
-    st.button("Cancel run", help="Stops after the current question; what was measured is kept.")
-    bar = st.progress(0.0, text="starting…")
+    live = st.empty()  # the Cancel button and the progress bar, gone once the run ends
+    with live.container():
+        st.button("Cancel run", help="Stops after the current question; what was measured is kept.")
+        bar = st.progress(0.0, text="starting…")
 
     def progress(done: int, total: int, text: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {text}")
@@ -87,6 +89,7 @@ def execute(question_set, configs, strategies, label: str = ""):
                                                documents=docs, index_factory=factory, progress=progress,
                                                on_finish=finished, label=label), "Evaluation")
     st.session_state.pop(RUNNING_KEY, None)  # not reached when a click interrupted the run
+    live.empty()
     return run
 
 

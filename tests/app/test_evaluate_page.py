@@ -50,6 +50,7 @@ def test_golden_run_end_to_end(docs, data_dir):
     assert len(runs) == 1 and runs[0]["status"] == "complete"
     assert runs[0]["records"] == 2 * len(golden.questions)
     assert any("complete" in s.value for s in at.success)
+    assert "Cancel run" not in [b.label for b in at.button] and not at.get("progress")  # nothing left to cancel
     run = ResultsStore(data_dir).load(runs[0]["id"])
     summary = {r["strategy"]: r for r in run.summary}
     assert summary["keyword"]["hit@10"] > 0  # the two indexed documents answer some golden questions
@@ -138,6 +139,7 @@ def test_sweep_runs_a_grid_and_draws_the_heatmap(docs, data_dir):
     assert [(r["label"], r["status"], len(r["configs"])) for r in runs] == [("sweep", "complete", 2)]
     assert [c.value for c in at.caption if c.value.startswith("Sweep ")][0].endswith("on 'golden' (complete)")
     assert len(at.get("plotly_chart")) == 1
+    assert "Cancel run" not in [b.label for b in at.button] and not at.get("progress")
 
 
 def test_bundle_export_offers_a_download(docs, data_dir):
