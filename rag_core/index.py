@@ -16,6 +16,7 @@ processes.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -141,6 +142,16 @@ def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
     return sorted(chunks, key=lambda c: (rank.get(c.granularity, 9), c.start, c.position, c.id))
 
 
+def _discard_new(side: SideStore, existed: bool) -> None:
+    """Remove the files ``Index.open`` just created for an index it could not open (nothing was ingested)."""
+    with side.write_lock():
+        for path in side.root.iterdir():
+            if path.name != "ingest.lock":
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    if not existed:
+        shutil.rmtree(side.root, ignore_errors=True)
+
+
 class Index(Navigation):
     """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
 
@@ -167,8 +178,10 @@ class Index(Navigation):
         """Open (creating when missing) index ``name``; refuses an embedder or chunking it was not built with."""
         check_collection_name(name)
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
+        existed = side.root.exists()
         side.ensure()
         embedder_id, dim = str(embedder.id), int(embedder.dim)
+        created = False
         with lock_for(side.root):
             manifest = side.read_manifest()
             if manifest is None:
@@ -180,6 +193,7 @@ class Index(Navigation):
                                     "chunking": chunking.model_dump(), "generation": 0, "created": _now(),
                                     "documents": {}}
                         side.commit(manifest)
+                        created = True
             if manifest["embedder_id"] != embedder_id or int(manifest["dim"]) != dim:
                 raise IndexError_(
                     f"index {name!r} was built with embedder {manifest['embedder_id']} ({manifest['dim']} dims), "
@@ -194,7 +208,12 @@ class Index(Navigation):
             chunking = stored
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
-            store = ChromaVectorStore(client(settings), name, metadata, describe(settings))
+            try:
+                store = ChromaVectorStore(client(settings), name, metadata, describe(settings))
+            except IndexError_:
+                if created:  # an unreachable Chroma server must not leave an empty index behind
+                    _discard_new(side, existed)
+                raise
             stored_meta = store.metadata()
             if stored_meta.get("embedder_id", embedder_id) != embedder_id:
                 raise IndexError_(

@@ -90,3 +90,5 @@ def test_unreachable_server_at_open_is_a_clear_error(data_dir):
     settings = Settings(data_dir=data_dir, chroma_host="127.0.0.1", chroma_port=port)
     with pytest.raises(IndexError_, match=f"Chroma server at 127.0.0.1:{port}"):
         Index.open("unreachable", settings, Tiny(), None)
+    # Nothing is left behind: an embedded open of the same name later starts a fresh, empty index.
+    assert not (data_dir / "indexes" / "unreachable").exists()
