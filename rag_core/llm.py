@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,22 @@ class ChatResult:
             "retries": list(self.retries),
             "elapsed_ms": self.elapsed_ms,
         }
+
+
+def _nobody_there(error: BaseException) -> bool:
+    """A refused connection or an unknown host: nothing listens there, so retrying only makes the user wait
+    (3.5 s with the default retries). Resets and other network blips are still retried."""
+    seen: BaseException | None = error
+    for _ in range(8):  # the cause chain: openai → httpx → httpcore → OSError
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError | socket.gaierror):
+            return True
+        text = str(seen)
+        if "Connection refused" in text or "Name or service not known" in text or "nodename nor servname" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -167,7 +184,7 @@ class LLMClient:
                     ) from e
             except openai.APIConnectionError as e:
                 wait, reason = None, f"connection failed ({e.__cause__ or e})"
-                if attempt >= self.max_retries:
+                if attempt >= self.max_retries or _nobody_there(e):
                     raise LLMError(
                         f"the LLM endpoint {self.base_url} is unreachable ({e.__cause__ or e}); "
                         "check RAG_LLM_BASE_URL and that the server is running"

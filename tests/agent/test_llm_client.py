@@ -74,9 +74,11 @@ def test_endpoint_down_gives_clear_error(make_llm_settings):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    client = _client(f"http://127.0.0.1:{port}/v1", make_llm_settings, llm_max_retries=1)
+    sleeps: list[float] = []
+    client = _client(f"http://127.0.0.1:{port}/v1", make_llm_settings, sleeps, llm_max_retries=3)
     with pytest.raises(LLMError, match="unreachable.*RAG_LLM_BASE_URL"):
         client.chat([{"role": "user", "content": "q"}])
+    assert sleeps == []  # a refused connection is not retried: nothing listens there
 
 
 def test_not_configured():
