@@ -160,11 +160,18 @@ class _Linter:
         self.check_headings(chunk, a, b)
 
     def _code_cut_allowed(self, index: int, x: int) -> bool:
-        """Inside a code unit, a cut is allowed only when the unit is too big, and then only after a blank line."""
+        """Inside a unit of a source file, a cut is allowed only when the unit is too big, and then after a
+        blank line, or at a line start: data files and long functions (a JSON document, a generated table) can
+        hold more than the maximum without a blank line, and the chunker then cuts between lines. A cut inside
+        a line is always a violation."""
         s, e = self.code.spans[index]
         if self.max_tokens is None or count_tokens(self.text[s:e]) <= self.max_tokens:
             return False
-        return bool(_BLANK_BEFORE.search(self.text, s, x) or _BLANK_AFTER.match(self.text, x, e))
+        if _BLANK_BEFORE.search(self.text, s, x) or _BLANK_AFTER.match(self.text, x, e):
+            return True
+        line_start = self.text.rfind("\n", s, x) + 1 or s
+        line_end = self.text.find("\n", x, e)
+        return not self.text[line_start:x].strip() or not self.text[x : e if line_end < 0 else line_end].strip()
 
     def _at_sentence_boundary(self, paragraph: tuple[int, int], x: int) -> bool:
         for s, e in self.sentences(paragraph):

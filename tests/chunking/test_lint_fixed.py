@@ -101,3 +101,20 @@ def test_fixed_rejects_bad_arguments(make_doc):
     with pytest.raises(ValueError, match="overlap must be between 0 and max_tokens - 1"):
         fixed_chunks(make_doc(TEXT), max_tokens=16, overlap=16)
     assert fixed_chunks(make_doc("  \n"), 16, 4) == []
+
+
+def test_lint_accepts_line_cuts_in_a_long_code_unit_without_blank_lines():
+    """A data file (one JSON object, no blank line) bigger than the maximum is cut between lines by the
+    chunker; the lint accepts cuts at a line's start or end there, and still flags one inside a line."""
+    from rag_core.loaders import load_bytes
+
+    text = "{\n" + ",\n".join(f'  "key_{i}": "value number {i} of the settings file"' for i in range(120)) + "\n}\n"
+    doc = load_bytes("settings.json", text.encode())
+    assert doc.doc_type == "code"
+    chunks = chunk_document(doc, ChunkingConfig(max_tokens=128))
+    assert len([c for c in chunks if c.granularity == "paragraph"]) > 3
+    assert lint(doc, chunks, max_tokens=128).total == 0
+    mid_line = text.index("value number 50") + 3
+    cut = [Chunk("a", doc.id, "paragraph", "code", text[:mid_line], 0, mid_line, 1),
+           Chunk("b", doc.id, "paragraph", "code", text[mid_line:], mid_line, len(text), 1)]
+    assert lint(doc, cut, max_tokens=128).counts["code_fence_cut"] >= 1
