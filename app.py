@@ -28,5 +28,8 @@ navigation = st.navigation(
     }
 )
 st.sidebar.markdown("### 🧭 Agentic RAG Studio")
-config_badge()
-navigation.run()
+badge = st.sidebar.container()
+try:
+    navigation.run()
+finally:  # drawn after the page, so it shows the configuration the page just changed (also after st.stop)
+    config_badge(badge)

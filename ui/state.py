@@ -128,16 +128,16 @@ def guarded(action: Callable[[], Any], what: str) -> Any:
     return None
 
 
-def config_badge() -> None:
-    """One line naming the active configuration, shown on every page's sidebar."""
+def config_badge(where=st.sidebar) -> None:
+    """One line naming the active configuration, shown on every page's sidebar (``where``: a sidebar container)."""
     config = active_config()
     r = config.retrieval
-    st.sidebar.caption(
+    where.caption(
         f"**Active config:** `{config.name}` · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
         f"{config.embedding.embedder} · {r.strategy} k={r.initial_k}→{r.max_k} · agent {config.agent.policy}"
     )
     s = settings()
     if s.llm_configured:
-        st.sidebar.caption(f"LLM: `{s.llm_model}` at {s.llm_base_url}")
+        where.caption(f"LLM: `{s.llm_model}` at {s.llm_base_url}")
     else:
-        st.sidebar.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")
+        where.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")

@@ -211,3 +211,22 @@ def test_ask_the_agent(app_url, page):
     chat.press("Enter")
     _settle(page, 180_000)
     _check_clean(page, "agent_hostile_answer")
+
+
+def _select(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    _settle(page)
+
+
+def test_lab_settings_stick_and_the_sidebar_badge_follows(app_url, page):
+    _open(page, app_url, "Retrieval Lab")
+    page.get_by_text("Retrieval settings (saved into the active configuration)").click()
+    _settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for strategy in ("vector", "keyword", "hybrid"):  # every pick sticks, not every other one
+        _select(page, "Strategy", strategy)
+        box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Strategy").first.locator("input")
+        assert box.input_value() == strategy
+        assert f"{strategy} k=3→20" in sidebar.inner_text()  # the badge shows the pick just made
+    _check_clean(page, "retrieval_lab_settings")
