@@ -10,6 +10,7 @@ from rag_core.config import RAGConfig
 from ui import state
 
 BUNDLE_KEY = "eval_bundle_summary"
+FLASH_KEY = "cfg_flash"  # a message kept across the rerun that redraws the list after a change
 NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
 
 
@@ -34,6 +35,9 @@ def config_panel() -> None:
     """Save the active configuration; list, load, duplicate, delete, export and import saved ones."""
     store = state.config_store()
     active = state.active_config()
+    flash = st.session_state.pop(FLASH_KEY, None)
+    if flash:
+        st.success(flash)
     c1, c2 = st.columns([3, 1])
     new_name = c1.text_input("Save the active configuration as", value=active.name, key="cfg_save_name",
                              help=f"A name of {NAME_RULE}.")
@@ -57,7 +61,7 @@ def config_panel() -> None:
                 st.success(f"'{name}' is now the active configuration.")
         if b3.button("Delete", key="cfg_delete"):
             if state.guarded(lambda: store.delete(name) or True, "Deleting"):
-                st.success(f"Deleted '{name}'.")
+                st.session_state[FLASH_KEY] = f"Deleted '{name}'."
                 st.rerun()
         exported = state.guarded(lambda: store.export_json(name), "Export")
         if exported:
@@ -67,12 +71,14 @@ def config_panel() -> None:
         copy_name = d1.text_input("Duplicate as", value=f"{name} copy", key="cfg_dup_name")
         if d2.button("Duplicate", key="cfg_dup"):
             if state.guarded(lambda: store.duplicate(name, copy_name.strip()), "Duplicating"):
-                st.success(f"Saved a copy as '{copy_name.strip()}'.")
+                st.session_state[FLASH_KEY] = f"Saved a copy as '{copy_name.strip()}'."
+                st.rerun()
     upload = st.file_uploader("Import a configuration (JSON)", type=["json"], key="cfg_import")
     if upload is not None and st.button("Import", key="cfg_import_go"):
         config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
         if config:
-            st.success(f"Imported '{config.name}'.")
+            st.session_state[FLASH_KEY] = f"Imported '{config.name}'."
+            st.rerun()
 
 
 def bundle_panel(results) -> None:

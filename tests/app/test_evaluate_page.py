@@ -237,3 +237,21 @@ def test_validation_errors_are_shown_without_pydantic_noise():
     assert message.startswith("Retrieval settings: rrf_k: Input should be a valid integer")
     assert "initial_k: Input should be greater than or equal to 1" in message
     assert "pydantic.dev" not in message and "input_value" not in message
+
+
+def test_imported_and_duplicated_configurations_are_listed_at_once(data_dir):
+    at = _app().run()
+    exported = RAGConfig(name="from-elsewhere").model_dump_json().encode()
+    at.file_uploader(key="cfg_import").set_value(("from-elsewhere.json", exported, "application/json")).run()
+    at.button(key="cfg_import_go").click().run()
+    assert not at.exception
+    assert "Imported 'from-elsewhere'." in [s.value for s in at.success]
+    assert at.selectbox(key="cfg_pick").options == ["from-elsewhere"]  # the list already holds it
+    at.text_input(key="cfg_dup_name").input("twin")
+    at.button(key="cfg_dup").click().run()
+    assert "Saved a copy as 'twin'." in [s.value for s in at.success]
+    assert at.selectbox(key="cfg_pick").options == ["from-elsewhere", "twin"]
+    at.selectbox(key="cfg_pick").set_value("twin")
+    at.button(key="cfg_delete").click().run()
+    assert "Deleted 'twin'." in [s.value for s in at.success]  # was lost to the rerun
+    assert at.selectbox(key="cfg_pick").options == ["from-elsewhere"]
