@@ -81,6 +81,14 @@ def config_panel() -> None:
             st.rerun()
 
 
+def import_message(summary: dict) -> str:
+    """What a bundle import restored, in words."""
+    configs = ", ".join(f"'{name}'" for name in summary["configs"]) or "none"
+    return (f"Imported run {summary['run_id']} ({summary['questions']} questions, {summary['agent_traces']} agent "
+            f"traces); configurations: {configs}; documents: {summary['documents_added']} new of "
+            f"{summary['documents']}. It is listed in the Results tab.")
+
+
 def bundle_panel(results) -> None:
     """Export a stored run as a demo bundle; import one and replay it here."""
     from rag_core.bundle import export_bundle, import_bundle, read_bundle, replay
@@ -119,7 +127,7 @@ def bundle_panel(results) -> None:
         summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
         if summary:
             st.session_state[BUNDLE_KEY] = summary
-            st.success(f"Imported: {summary}")
+            st.success(import_message(summary))
     if c2.button("Replay the comparison here", key="bundle_replay"):
         bar = st.progress(0.0, text="re-indexing and replaying…")
         replayed = state.guarded(lambda: replay(

@@ -255,3 +255,18 @@ def test_imported_and_duplicated_configurations_are_listed_at_once(data_dir):
     at.button(key="cfg_delete").click().run()
     assert "Deleted 'twin'." in [s.value for s in at.success]  # was lost to the rerun
     assert at.selectbox(key="cfg_pick").options == ["from-elsewhere"]
+
+
+def test_bundle_import_says_what_it_restored_in_words(docs, data_dir):
+    from rag_core.bundle import export_bundle
+
+    run = _hand_run("run-1", 0.8)
+    run.configs = [HASH_CONFIG.model_dump()]
+    data = export_bundle(run, docs.list(), include_documents=True, trace_question_ids=[])
+    at = _app().run()
+    at.file_uploader(key="bundle_upload").set_value(("bundle.json", data.encode(), "application/json")).run()
+    at.button(key="bundle_import").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == [
+        "Imported run run-1 (0 questions, 0 agent traces); configurations: 'eval-test'; documents: 0 new of 2. "
+        "It is listed in the Results tab."]
