@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -11,6 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
 from ui import state
+from ui.text import md_escape
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
@@ -32,12 +31,12 @@ def step_label(step) -> str:
 
 def render_step(step, box) -> None:
     """Everything about one step, inside ``box`` (an ``st.status`` or expander)."""
-    box.markdown(f"**Why:** {html.escape(step.reason)}")
+    box.markdown(f"**Why:** {md_escape(step.reason)}")
     if step.error:
         box.error(step.error)
     facts = []
     if step.route:
-        facts.append(f"route **{step.route}** ({html.escape(step.route_reason or '')})")
+        facts.append(f"route **{step.route}** ({md_escape(step.route_reason or '')})")
     if step.k_by_iteration:
         facts.append(f"k {' → '.join(map(str, step.k_by_iteration))}")
     if step.confidence is not None:
@@ -129,7 +128,7 @@ def render_one_shot(question: str, result) -> None:
 
 def turn_layout(question: str, compared: bool, policy: str):
     """The user's message, then the one-shot column (or None) and the agent's message box."""
-    st.chat_message("user").markdown(html.escape(question))
+    st.chat_message("user").markdown(md_escape(question))
     if not compared:
         return None, st.chat_message("assistant")
     left, right = st.columns(2)

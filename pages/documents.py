@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -11,14 +9,10 @@ from rag_core.documents import add_files
 from rag_core.loaders import sample_paths, supported_types
 from rag_core.types import GRANULARITIES
 from ui import state
+from ui.text import md_escape
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
-
-
-def md_escape(text: str) -> str:
-    """Escape Markdown (and Streamlit's ``$`` maths) so a file name is shown literally."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
 
 
 def human_size(n_bytes: int) -> str:

@@ -188,3 +188,14 @@ def test_one_shot_side_stays_after_another_click(indexed):
     at.toggle(key="agent_compare").set_value(False).run()
     at.chat_input[0].set_value("What is the request timeout?").run()
     assert not at.exception and [s.value for s in at.subheader].count("One-shot RAG (top-5 hybrid)") == 2
+
+
+def test_question_is_shown_as_typed(indexed):
+    question = "How do I run `a && b` with <b>sudo</b> for $HOME?"
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception
+    shown = at.chat_message[0].markdown[0].value
+    assert "&amp;" not in shown and "&lt;" not in shown  # was HTML-escaped, then shown as "&amp;&amp;"
+    assert shown == r"How do I run \`a && b\` with \<b\>sudo\</b\> for \$HOME?"
