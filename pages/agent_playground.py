@@ -24,8 +24,12 @@ def _llm():
     return llm_from_settings(state.settings())
 
 
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def step_label(step) -> str:
-    args = ", ".join(f"{k}={v!r}"[:60] for k, v in step.args.items() if k not in ("answer", "citations"))
+    args = ", ".join(_short(f"{k}={v!r}") for k, v in step.args.items() if k not in ("answer", "citations"))
     return f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
 
 

@@ -199,3 +199,13 @@ def test_question_is_shown_as_typed(indexed):
     shown = at.chat_message[0].markdown[0].value
     assert "&amp;" not in shown and "&lt;" not in shown  # was HTML-escaped, then shown as "&amp;&amp;"
     assert shown == r"How do I run \`a && b\` with \<b\>sudo\</b\> for \$HOME?"
+
+
+def test_long_step_arguments_are_cut_with_an_ellipsis(indexed):
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("What does the guide say about rotating the API key in the settings page?").run()
+    assert not at.exception
+    label = at.status[0].label
+    assert "(query='What does the guide say about rotating the API key i…, granularity=" in label  # was cut bare
+    assert label.startswith("Step 1 · search(") and label.count("…") == 1
