@@ -180,10 +180,13 @@ for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, on
 if asked:
     one_shot_box, answer_box = turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
-if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
+counts = state.guarded(index.count, "Counting chunks") if index is not None else None
+if counts is not None and not any(counts.values()):
     st.info("The active index is empty: add documents on the Documents page first.")
-    index = None
-if asked and index is None:
+if asked and counts is None:  # the index could not be opened or read: the error is shown above
+    answer_box.warning("The index is unavailable (see the error above), so the agent could not search. "
+                       f"Ask again once it is back: “{md_escape(asked)}”")
+elif asked and not any(counts.values()):
     answer_box.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
 elif asked:
     baseline = None

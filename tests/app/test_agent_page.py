@@ -209,3 +209,22 @@ def test_long_step_arguments_are_cut_with_an_ellipsis(indexed):
     label = at.status[0].label
     assert "(query='What does the guide say about rotating the API key i…, granularity=" in label  # was cut bare
     assert label.startswith("Step 1 · search(") and label.count("…") == 1
+
+
+def test_unavailable_index_is_not_called_empty(indexed, monkeypatch):
+    from rag_core.errors import RagError
+    from ui import state
+
+    def unreachable(config):
+        raise RagError("Chroma server at 127.0.0.1:9 is unreachable or unusable")
+
+    monkeypatch.setattr(state, "index_for", unreachable)
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("What is the request timeout?").run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Opening the index failed: Chroma server at 127.0.0.1:9 is unreachable")
+    assert [w.value for w in at.warning] == [
+        "The index is unavailable (see the error above), so the agent could not search. "
+        "Ask again once it is back: “What is the request timeout?”"]  # not "load documents"
+    assert not [i.value for i in at.info if "index is empty" in i.value]
