@@ -93,7 +93,8 @@ def render_result(result: AgentResult, turn: int, threshold: float) -> None:
     cols = st.columns(max(1, min(4, len(result.citations))))
     for i, chunk_id in enumerate(result.citations):
         hit = by_id[chunk_id]
-        if cols[i % len(cols)].button(f"📎 {hit.source_name} › {hit.chunk.heading or chunk_id}"[:70],
+        label = md_escape(_short(f"📎 {hit.source_name} › {hit.chunk.heading or chunk_id}", 70))  # names as typed
+        if cols[i % len(cols)].button(label,
                                       key=f"cite-{turn}-{chunk_id}", help=f"Open chunk {chunk_id} in Chunk Explorer"):
             try:
                 state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)

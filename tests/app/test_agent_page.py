@@ -70,7 +70,7 @@ def test_real_question_streams_steps_and_answers_with_citations(indexed):
     text = _markdown(at)
     assert "Extractive answer (offline policy)" in text
     assert "To rotate the API key, open Settings, choose Keys and press Rotate." in text
-    assert any(b.label.startswith("📎 guide.md › ") for b in at.button)
+    assert any(b.label.startswith(r"📎 guide\.md › ") for b in at.button)  # Markdown-escaped, shown as typed
     assert len(at.get("download_button")) == 1
     assert "Context receipt" in [e.label for e in at.expander][-1]
     # The answer stays in the chat after the next rerun, and a follow-up keeps the conversation.
@@ -228,3 +228,14 @@ def test_unavailable_index_is_not_called_empty(indexed, monkeypatch):
         "The index is unavailable (see the error above), so the agent could not search. "
         "Ask again once it is back: “What is the request timeout?”"]  # not "load documents"
     assert not [i.value for i in at.info if "index is empty" in i.value]
+
+
+def test_citation_labels_show_names_and_headings_as_written(data_dir):
+    doc = load_bytes("**bold** $x$.md", b"# Keys **and** $tokens$\n\nTo rotate the API key, press Rotate.\n")
+    open_index(HASH_CONFIG).ingest([doc])
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    [label] = [b.label for b in at.button if b.label.startswith("📎")]
+    assert label == r"📎 \*\*bold\*\* \$x\$\.md › Keys \*\*and\*\* \$tokens\$"  # no bold, no maths
