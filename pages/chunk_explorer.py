@@ -7,6 +7,7 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from rag_core.types import Chunk
 from ui import chunk_view, state
+from ui.text import md_escape
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
 GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
@@ -112,7 +113,7 @@ if view == "Source":
     st.html(chunk_view.legend_html(color_by))
     selected_chunk = next((c for c in all_chunks if c.id == selected), None)
     if selected_chunk is not None:
-        st.info(f"Selected: {chunk_view.chunk_title(1 + shown.index(selected_chunk), selected_chunk)}"
+        st.info(f"Selected: {md_escape(chunk_view.chunk_title(1 + shown.index(selected_chunk), selected_chunk))}"
                 if selected_chunk in shown else f"Selected chunk is at {selected_chunk.granularity} granularity.")
     window = chunk_view.source_window(len(doc.text), selected_chunk.start if selected_chunk else None)
     if window != (0, len(doc.text)):

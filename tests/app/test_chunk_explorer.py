@@ -95,7 +95,7 @@ def test_prefill_selects_document_chunk_and_ab_view(guide_doc):
     at.run()
     assert not at.exception
     assert at.selectbox(key="explorer_doc").value == guide_doc.id
-    assert at.info[0].value.startswith("Selected: Chunk #3 ·")
+    assert at.info[0].value.startswith(r"Selected: Chunk \#3 ·")
     assert any('id="selected-chunk"' in body for body in html_bodies(at))
 
     section = chunk_document(guide_doc, ChunkingConfig(), "section")[1]
@@ -103,7 +103,7 @@ def test_prefill_selects_document_chunk_and_ab_view(guide_doc):
     at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "chunk_id": section.id}
     at.run()
     assert at.selectbox(key="explorer_granularity").value == "section"
-    assert at.info[0].value.startswith("Selected: Chunk #2 ·")
+    assert at.info[0].value.startswith(r"Selected: Chunk \#2 ·")
 
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["prefill"] = {"page": "explorer", "doc_id": guide_doc.id, "strategy_b": "fixed"}
@@ -167,7 +167,7 @@ def test_picking_a_table_row_shows_that_chunk_in_the_source(guide_doc):
     at.run()
     assert not at.exception
     assert at.radio(key="explorer_view").value == "Source"
-    assert at.info[0].value.startswith("Selected: Chunk #3 ·")
+    assert at.info[0].value.startswith(r"Selected: Chunk \#3 ·")
     assert 'id="selected-chunk"' in "".join(html_bodies(at)) and chunk_id == at.session_state["explorer_selected"]
 
 
@@ -184,3 +184,13 @@ def test_fixed_strategy_says_it_has_only_paragraph_windows(guide_doc):
     at.radio(key="a_strategy").set_value("structure").run()
     assert at.caption[0].value.startswith(f"{len(chunk_document(guide_doc, ChunkingConfig(), 'section'))} chunks "
                                           "at section granularity")
+
+
+def test_selected_chunk_heading_is_shown_as_written(data_dir):
+    doc, _ = DocumentStore(data_dir).add(load_bytes("odd.md", b"# Costs **now** $5 and $6\n\nPlain text here.\n"))
+    chunk = chunk_document(doc, ChunkingConfig(), "paragraph")[-1]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["prefill"] = {"page": "explorer", "doc_id": doc.id, "chunk_id": chunk.id}
+    at.run()
+    assert not at.exception
+    assert at.info[0].value.endswith(r"Costs \*\*now\*\* \$5 and \$6")  # not bold, not maths
