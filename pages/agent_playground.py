@@ -183,7 +183,7 @@ if asked:
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 counts = state.guarded(index.count, "Counting chunks") if index is not None else None
 if counts is not None and not any(counts.values()):
-    st.info("The active index is empty: add documents on the Documents page first.")
+    st.info(state.empty_index_message())
 if asked and counts is None:  # the index could not be opened or read: the error is shown above
     answer_box.warning("The index is unavailable (see the error above), so the agent could not search. "
                        f"Ask again once it is back: “{md_escape(asked)}”")

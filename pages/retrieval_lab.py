@@ -138,7 +138,7 @@ query = st.text_input("Query", key=QUERY_KEY, placeholder="e.g. How do I rotate 
 clicked = st.button("Search", type="primary")
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
-    st.info("The active index is empty: add documents on the Documents page first.")
+    st.info(state.empty_index_message())
 elif index is not None:
     from rag_core.retrieval.dynamic import Retriever
 

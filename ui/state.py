@@ -89,6 +89,15 @@ def active_index():
     return index_for(active_config())
 
 
+def empty_index_message() -> str:
+    """What to do when the active index holds no chunk: add documents, or index the ones already stored."""
+    stored = len(guarded(lambda: document_store().list(), "Listing documents") or [])
+    if stored:
+        return (f"The active index is empty, but {stored} document(s) are stored: index them with "
+                "**Index all** on the Documents page.")
+    return "The active index is empty: add documents on the Documents page first."
+
+
 def goto(page: str, **prefill: Any) -> None:
     """Switch to ``page`` (a key of ``PAGES``) with values the target page pre-fills its widgets from."""
     st.session_state[PREFILL_KEY] = {"page": page, **prefill}

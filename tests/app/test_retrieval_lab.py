@@ -137,3 +137,14 @@ def test_search_runs_under_a_spinner(indexed, spinners, monkeypatch):
     at.run()
     _search(at, "rotate key")
     assert not at.exception and seen == [["Searching…"]]
+
+
+def test_empty_index_with_stored_documents_says_index_them(data_dir):
+    from rag_core.documents import DocumentStore
+
+    DocumentStore(data_dir).add(load_bytes("guide.md", GUIDE.encode()))  # e.g. samples loaded from the Explorer
+    at = _app()
+    at.run()
+    assert not at.exception
+    assert at.info[0].value == ("The active index is empty, but 1 document(s) are stored: index them with "
+                                "**Index all** on the Documents page.")
