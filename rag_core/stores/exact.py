@@ -70,7 +70,10 @@ class ExactVectors:
             return []
         query = np.asarray(query_vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
-        scores = (self.matrix @ (query / norm if norm else query))[rows]  # cheaper than copying the rows
+        # All rows, then the allowed ones (cheaper than copying the rows). einsum, not ``@``: OpenBLAS's
+        # threaded matrix-vector product collapsed from ~28,000 to ~800 searches/s with 8 concurrent threads
+        # (busy-waiting workers); einsum's plain loop does ~6,000/s alone and ~8,500/s with 8 threads.
+        scores = np.einsum("ij,j->i", self.matrix, query / norm if norm else query)[rows]
         take = min(k, len(rows))
         if take < len(rows):
             # Keep every row tied with the k-th score, then order by (score, id).
