@@ -119,15 +119,38 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None) -> dict[st
     doc_store = DocumentStore(data_dir)
     resolve_documents(bundle, doc_store)
     configs = ConfigStore(data_dir)
-    for config in bundle.configs:
-        configs.save(config)
+    saved = [_save_config(configs, config) for config in bundle.configs]
     added = sum(1 for doc in bundle.documents if doc_store.add(doc)[1])
     run = EvalRun.from_dict(bundle.run.to_dict())
-    run.label = (run.label + " " if run.label else "") + "(imported)"
-    ResultsStore(data_dir).save(run)
-    return {"configs": [c.name for c in bundle.configs], "documents_added": added,
+    results = ResultsStore(data_dir)
+    run.id = _free_run_id(results, run.id)  # importing on the machine that made it keeps the original
+    if run.label != "sweep":  # the Sweep tab finds its runs by this label
+        run.label = (run.label + " " if run.label else "") + "(imported)"
+    run.note = (run.note + "; " if run.note else "") + "imported from a bundle"
+    results.save(run)
+    return {"configs": saved, "documents_added": added,
             "documents": len(bundle.documents) + len(bundle.document_names), "run_id": run.id,
             "questions": len(bundle.question_set.questions), "agent_traces": len(bundle.agent_traces)}
+
+
+def _save_config(configs: ConfigStore, config: RAGConfig) -> str:
+    """Save ``config``; a different local configuration of the same name is kept, and this one is saved under
+    ``NAME-imported`` (``-imported-2`` ...). Returns the name it was saved under."""
+    name = config.name
+    for attempt in range(1, 1000):
+        if not configs.exists(name) or configs.load(name) == config.model_copy(update={"name": name}):
+            break
+        name = f"{config.name}-imported" + (f"-{attempt}" if attempt > 1 else "")
+    configs.save(config.model_copy(update={"name": name}))
+    return name
+
+
+def _free_run_id(results: ResultsStore, run_id: str) -> str:
+    candidate, n = run_id, 1
+    while results.exists(candidate):
+        n += 1
+        candidate = f"{run_id}-imported" + (f"-{n - 1}" if n > 2 else "")
+    return candidate
 
 
 def resolve_documents(bundle: Bundle, doc_store) -> list[Document]:

@@ -47,6 +47,9 @@ class ResultsStore:
             raise ValueError(f"'{run_id}' is not a valid run id")
         return self.runs_dir / f"{run_id}.json"
 
+    def exists(self, run_id: str) -> bool:
+        return self._run_path(run_id).is_file()
+
     def save(self, run: EvalRun) -> Path:
         path = self._run_path(run.id)
         _write_atomic(path, json.dumps(run.to_dict(), ensure_ascii=False))

@@ -8,7 +8,7 @@ from rag_core.configstore import ConfigStore
 from rag_core.documents import DocumentStore
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.results import ResultsStore
-from rag_core.evaluation.runner import run_evaluation
+from rag_core.evaluation.runner import EvalRun, run_evaluation
 from rag_core.types import Document
 
 DOC = Document(id="0123456789abcdef", name="guide.md", doc_type="markdown", size=30, created="2026-01-01",
@@ -52,6 +52,31 @@ def test_export_read_import_replay(tmp_path, tiny_run, fakes):
         return [{k: v for k, v in row.items() if k != "latency_ms_p50"} for row in run.summary]
 
     assert quality(again) == quality(tiny_run) and again.label == "replay of bundle"
+
+
+def test_import_on_the_same_machine_keeps_what_is_there(tmp_path, tiny_run):
+    """Importing a bundle where its run and configurations already live replaces nothing: the run gets a new
+    id, a configuration of the same name but other settings keeps its place and the import is saved beside it."""
+    home = tmp_path / "home"
+    ResultsStore(home).save(tiny_run)
+    local = RAGConfig.model_validate(tiny_run.configs[0])
+    changed = local.model_copy(update={"retrieval": local.retrieval.model_copy(update={"strategy": "keyword"})})
+    ConfigStore(home).save(changed)
+    bundle = read_bundle(export_bundle(tiny_run, [DOC]))
+    first = import_bundle(bundle, home)
+    second = import_bundle(bundle, home)
+    assert first["run_id"] == f"{tiny_run.id}-imported" and second["run_id"] == f"{tiny_run.id}-imported-2"
+    assert ResultsStore(home).load(tiny_run.id).label == tiny_run.label  # the original is untouched
+    assert first["configs"] == [f"{local.name}-imported"] == second["configs"]  # same settings: reused
+    assert ConfigStore(home).load(local.name) == changed
+    assert ConfigStore(home).load(f"{local.name}-imported").retrieval == local.retrieval
+
+
+def test_imported_sweep_stays_a_sweep(tmp_path, tiny_run):
+    sweep = EvalRun.from_dict({**tiny_run.to_dict(), "label": "sweep"})
+    summary = import_bundle(read_bundle(export_bundle(sweep, [DOC])), tmp_path / "other")
+    stored = ResultsStore(tmp_path / "other").load(summary["run_id"])
+    assert stored.label == "sweep" and "imported" in stored.note
 
 
 def test_named_documents_must_exist_locally(tmp_path, tiny_run):
