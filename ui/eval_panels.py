@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
@@ -105,11 +107,17 @@ def bundle_panel(results) -> None:
         traces = st.multiselect("Agent traces to include", agent_ids, default=agent_ids[:3], key="bundle_traces")
         if run:
             docs = state.document_store().list() if run.question_set.get("kind") != "beir" else []
-            data = state.guarded(lambda: export_bundle(run, docs, include_documents=include,
-                                                       trace_question_ids=traces), "Bundle export")
-            if data:
-                st.download_button("Download bundle", data, file_name=f"rag-studio-bundle-{run.id}.json",
-                                   mime="application/json", key="bundle_download")
+
+            def bundle_text() -> str:
+                # Built when the button is clicked, not on every rerun of the page (a bundle with the sample
+                # documents is 1.5 MB and took 1.5-3 s to build each time anything on the page changed).
+                try:
+                    return export_bundle(run, docs, include_documents=include, trace_question_ids=traces)
+                except Exception as e:  # the download then holds the reason instead of a broken page
+                    return json.dumps({"error": f"the bundle could not be built: {type(e).__name__}: {e}"})
+
+            st.download_button("Download bundle", bundle_text, file_name=f"rag-studio-bundle-{run.id}.json",
+                               mime="application/json", key="bundle_download")
     else:
         st.info("Run an evaluation first; its results can then be exported.")
     st.markdown("**Import** a bundle made on another machine, then replay it against this machine's index.")

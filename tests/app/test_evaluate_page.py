@@ -142,12 +142,18 @@ def test_sweep_runs_a_grid_and_draws_the_heatmap(docs, data_dir):
     assert "Cancel run" not in [b.label for b in at.button] and not at.get("progress")
 
 
-def test_bundle_export_offers_a_download(docs, data_dir):
+def test_bundle_export_offers_a_download(docs, data_dir, monkeypatch):
+    import rag_core.bundle
+
+    built = []
+    real = rag_core.bundle.export_bundle
+    monkeypatch.setattr(rag_core.bundle, "export_bundle", lambda *a, **k: built.append(1) or real(*a, **k))
     ResultsStore(data_dir).save(_hand_run("run-1", 0.8))
     at = _app().run()
     assert not at.exception
     downloads = at.get("download_button")
     assert any("Download bundle" in str(d.proto.label) for d in downloads)
+    assert built == []  # built on click, not on every rerun of the page
 
 
 def test_delete_a_stored_run(data_dir):
