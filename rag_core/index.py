@@ -152,6 +152,26 @@ def _discard_new(side: SideStore, existed: bool) -> None:
         shutil.rmtree(side.root, ignore_errors=True)
 
 
+class _PendingStore:
+    """The vector store of an index opened while its Chroma server was unreachable: every use tries to connect
+    again and, until that works, raises the connection's ``IndexError_`` (keyword search does not need it)."""
+
+    def __init__(self, connect: Callable[[], ChromaVectorStore]):
+        self._connect = connect
+        self._store: ChromaVectorStore | None = None
+
+    def _live(self) -> ChromaVectorStore:
+        if self._store is None:
+            self._store = self._connect()
+        return self._store
+
+    def metadata(self) -> dict[str, Any]:
+        return self._live().metadata() if self._store is not None else {}
+
+    def __getattr__(self, name: str):  # upsert, delete, query, vectors, all_ids, count
+        return getattr(self._live(), name)
+
+
 class Index(Navigation):
     """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
 
@@ -213,7 +233,11 @@ class Index(Navigation):
             except IndexError_:
                 if created:  # an unreachable Chroma server must not leave an empty index behind
                     _discard_new(side, existed)
-                raise
+                if created or not settings.chroma_host or not manifest.get("documents"):
+                    raise
+                # A built index whose Chroma server is down: keyword search and navigation still answer from
+                # the local chunk store; vector search reports the server and reconnects once it is back.
+                store = _PendingStore(lambda: ChromaVectorStore(client(settings), name, metadata, describe(settings)))
             stored_meta = store.metadata()
             if stored_meta.get("embedder_id", embedder_id) != embedder_id:
                 raise IndexError_(
@@ -222,7 +246,7 @@ class Index(Navigation):
                 )
             index = cls(name, settings, embedder, chunking, store, side, chunker, clock)
             with side.write_lock(blocking=False) as locked:
-                if locked:  # nobody is writing: safe to clean up after a crashed ingest
+                if locked and not isinstance(store, _PendingStore):  # nobody is writing: safe to clean up
                     index._current()
                     index._recover()
         return index
