@@ -149,10 +149,14 @@ def load_golden(path: Path | None = None) -> QuestionSet:
 
 def parse_upload(name: str, data: bytes) -> QuestionSet:
     """Parse an uploaded CSV or JSONL question file (by extension, else by content)."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{name}: not UTF-8 text (byte {e.start}); save the file as UTF-8 CSV or JSONL") from e
+    from rag_core.errors import LoadError
+    from rag_core.loaders.detect import decode_text
+
+    try:  # the documents' decoder: BOMs, UTF-16 without one, legacy code pages; binary data is refused
+        text = decode_text(name, data).text
+    except LoadError as e:
+        raise ValueError(f"{e}".replace("upload Markdown, text, code, HTML, CSV, PDF or DOCX", "upload CSV or JSONL")) \
+            from e
     if not text.strip():
         raise ValueError(f"{name}: the file is empty; expected CSV or JSONL with a 'question' field")
     suffix = Path(name).suffix.lower()

@@ -73,12 +73,21 @@ def test_parse_jsonl_upload_with_answer_list():
         ("a.jsonl", b'{"id": "1", "question": "Q", "answer": "x"}\n{"id": "1", "question": "R", "answer": "y"}\n',
          "line 2: duplicate id '1'"),
         ("a.csv", b"", "the file is empty"),
-        ("a.csv", b"\xff\xfe\x00q", "not UTF-8"),
+        ("a.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01", "binary file"),
     ],
 )
 def test_bad_uploads_name_the_row_and_field(name, data, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("?", r"\?")):
         parse_upload(name, data)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "latin-1", "cp1252", "utf-8-sig"])
+def test_question_files_in_other_encodings_load(encoding):
+    """Spreadsheets export UTF-16 or Windows code pages; the documents' decoder reads them here too."""
+    text = "question,answer_text\nQuelle est la durée de rétention ?,trente jours\n"
+    qs = parse_upload("fr.csv", text.encode(encoding))
+    assert [(q.question, q.answer_texts) for q in qs.questions] == [
+        ("Quelle est la durée de rétention ?", ["trente jours"])]
 
 
 def test_load_golden_reports_a_missing_file(tmp_path):
