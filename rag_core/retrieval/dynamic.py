@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_core.config import RetrievalConfig, Settings
+from rag_core.errors import IndexError_
 from rag_core.index import Filters
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
 from rag_core.retrieval.dedup import DedupReport, dedup_hits
@@ -197,9 +198,19 @@ class Retriever:
         plan = self.initial_plan(config, intent_chunk_types)
         k = min(config.initial_k, config.max_k)
         iterations: list[IterationTrace] = []
+        vectors_down = False
         for number in range(1, config.max_iterations + 1):
             tick = time.perf_counter()
-            found = self.search(strategy, query, k, plan.filters(), exclude, config)
+            try:
+                found = self.search(strategy, query, k, plan.filters(), exclude, config)
+            except IndexError_ as e:
+                if strategy == "keyword":
+                    raise
+                # The vector store is unreachable (a Chroma server down): BM25 and the chunks are local, so
+                # the question is still answered, by keyword search, and the trace says why.
+                strategy, reason = "keyword", f"{reason}; vector search unavailable ({e}), answered by keyword search"
+                vectors_down = True
+                found = self.search(strategy, query, k, plan.filters(), exclude, config)
             kept = [h for h in found if h.confidence >= config.min_score]
             below = _below_min_score(found, config.min_score)
             confidence = result_confidence(kept)
@@ -209,7 +220,7 @@ class Retriever:
             relaxed = _relax(plan)
             # Under ``auto`` the router's single-retriever guess is itself a filter: a low-confidence pass
             # escalates to hybrid, which holds both retrievers' evidence.
-            escalate = config.strategy == "auto" and strategy in ("vector", "keyword")
+            escalate = config.strategy == "auto" and strategy in ("vector", "keyword") and not vectors_down
             if confidence >= config.min_confidence:
                 trace.decision, trace.decision_reason = "stop", (
                     f"confidence {confidence:.3f} ≥ min_confidence {config.min_confidence}")
