@@ -47,16 +47,8 @@ class VectorStore(Protocol):
         ...
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of ``ids`` (those present), read in pages."""
-        ids = list(ids)
-        found: dict[str, np.ndarray] = {}
-        try:
-            for part in self._batches(len(ids)):
-                got = self._collection.get(ids=ids[part], include=["embeddings"])
-                found.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32), strict=True))
-        except Exception as e:
-            raise self._fail("reading vectors", e) from e
-        return found
+        """The stored vectors of ``ids`` (those present)."""
+        ...
 
     def all_ids(self) -> list[str]: ...
 
