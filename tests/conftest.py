@@ -32,3 +32,21 @@ def shared_dir() -> Path:
     if not SHARED.exists():
         pytest.skip("../shared is not beside this checkout")
     return SHARED
+
+
+@pytest.fixture
+def server_down(data_dir):
+    """An index built embedded from three sample documents, reopened pointing at a Chroma server that does not
+    listen: ``(index, settings, port)``."""
+    from rag_core.chroma_server import free_port
+    from rag_core.config import Settings
+    from rag_core.embeddings import get_embedder
+    from rag_core.index import Index
+    from rag_core.loaders import load_path, sample_paths
+
+    embedded = Settings(data_dir=data_dir)
+    embedder = get_embedder("hash", embedded, None)
+    Index.open("served", embedded, embedder).ingest([load_path(p) for p in sample_paths()[:3]])
+    port = free_port()
+    down = Settings(data_dir=data_dir, chroma_host="127.0.0.1", chroma_port=port)
+    return Index.open("served", down, embedder), down, port

@@ -94,24 +94,16 @@ def test_unreachable_server_at_open_is_a_clear_error(data_dir):
     assert not (data_dir / "indexes" / "unreachable").exists()
 
 
-def test_built_index_answers_keyword_search_while_its_chroma_server_is_down(data_dir):
+def test_built_index_answers_keyword_search_while_its_chroma_server_is_down(server_down):
     """An index built before (its chunk store and BM25 are local) opens with the server down: keyword search
     and navigation answer, vector search says which server is unreachable."""
-    from rag_core.config import Settings
-    from rag_core.embeddings import get_embedder
     from rag_core.errors import IndexError_
     from rag_core.index import Index
-    from rag_core.loaders import load_path, sample_paths
 
-    embedded = Settings(data_dir=data_dir)
-    embedder = get_embedder("hash", embedded, None)
-    Index.open("served", embedded, embedder).ingest([load_path(p) for p in sample_paths()[:2]])
-    port = free_port()
-    down = Settings(data_dir=data_dir, chroma_host="127.0.0.1", chroma_port=port)
-    index = Index.open("served", down, embedder)
+    index, settings, port = server_down
     hits = index.keyword_search("install", 3)
     assert hits and index.list_sections(hits[0][0].doc_id)
     with pytest.raises(IndexError_, match=f"127.0.0.1:{port}"):
         index.vector_search("install", 3)
     with pytest.raises(IndexError_, match=f"127.0.0.1:{port}"):
-        Index.open("never-built", down, embedder)
+        Index.open("never-built", settings, index.embedder)
