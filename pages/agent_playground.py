@@ -9,6 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
 from ui import state
+from ui.state import KEEP
 from ui.text import md_escape
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
@@ -151,16 +152,21 @@ if prefill.get("compare"):
 with st.sidebar:
     st.subheader("Agent")
     llm_ready = settings.llm_configured
-    policy = st.radio("Policy", ["offline", "llm"], key=POLICY_KEY, horizontal=True,
+    # Every choice here is kept when the user visits another page and comes back (persist_state=KEEP).
+    policy = st.radio("Policy", ["offline", "llm"], key=POLICY_KEY, horizontal=True, persist_state=KEEP,
                       index=1 if llm_ready and config.agent.policy == "llm" else 0, disabled=not llm_ready)
     if not llm_ready:
         st.info(LLM_HELP)
-    knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps),
-             "max_retrievals": st.slider("Max searches", 1, 10, config.agent.max_retrievals),
-             "context_budget": st.slider("Context budget (tokens)", 200, 8000, config.agent.context_budget, 100),
+    knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps, key="agent_max_steps",
+                                    persist_state=KEEP),
+             "max_retrievals": st.slider("Max searches", 1, 10, config.agent.max_retrievals,
+                                         key="agent_max_retrievals", persist_state=KEEP),
+             "context_budget": st.slider("Context budget (tokens)", 200, 8000, config.agent.context_budget, 100,
+                                         key="agent_context_budget", persist_state=KEEP),
              "policy": policy}
-    threshold = st.slider("Min confidence", 0.0, 1.0, config.retrieval.min_confidence, 0.05)
-    compare = st.toggle("Side by side: one-shot RAG vs agent", key=COMPARE_KEY)
+    threshold = st.slider("Min confidence", 0.0, 1.0, config.retrieval.min_confidence, 0.05,
+                          key="agent_min_confidence", persist_state=KEEP)
+    compare = st.toggle("Side by side: one-shot RAG vs agent", key=COMPARE_KEY, persist_state=KEEP)
     if st.button("New conversation"):
         st.session_state[CHAT_KEY], st.session_state[STATE_KEY] = [], AgentState()
 config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs),

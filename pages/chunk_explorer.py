@@ -7,6 +7,7 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from rag_core.types import Chunk
 from ui import chunk_view, state
+from ui.state import KEEP
 from ui.text import md_escape
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
@@ -46,9 +47,11 @@ def take_picked_row() -> None:
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
     strategies = ["structure", "fixed"]
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
-                      horizontal=True, key=f"{prefix}_strategy")
-    max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens")
-    overlap = st.slider("Overlap (tokens)", 0, 256, min(defaults.overlap, 256), 4, key=f"{prefix}_overlap")
+                      horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
+    max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens",
+                           persist_state=KEEP)
+    overlap = st.slider("Overlap (tokens)", 0, 256, min(defaults.overlap, 256), 4, key=f"{prefix}_overlap",
+                        persist_state=KEEP)
     return chosen, max_tokens, overlap
 
 
@@ -77,7 +80,7 @@ names = {d.id: f"{d.name} · {d.doc_type} · {d.size / 1024:.1f} KB" for d in do
 ids = list(names)
 if prefill.get("doc_id") in names:
     st.session_state["explorer_doc"] = prefill["doc_id"]
-doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc")
+doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc", persist_state=KEEP)
 doc = state.document_store().get(doc_id)
 if doc is None:
     st.error("That document is no longer stored; pick another one.")
@@ -93,12 +96,12 @@ if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives a
 with st.sidebar:
     st.subheader("Configuration A")
     strategy, max_tokens, overlap = config_controls("a", defaults)
-    granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity",
+    granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity", persist_state=KEEP,
                                disabled=strategy != "structure",
                                help="The fixed-window baseline has one level only: paragraph-sized windows.")
     if strategy != "structure":
         granularity = "paragraph"
-    color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color")
+    color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color", persist_state=KEEP)
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:
@@ -106,7 +109,8 @@ if result is None:
 all_chunks, report = result
 shown = pick(all_chunks, granularity)
 selected = st.session_state.get("explorer_selected")
-view = st.radio("View", VIEWS, horizontal=True, key="explorer_view", label_visibility="collapsed")
+view = st.radio("View", VIEWS, horizontal=True, key="explorer_view", label_visibility="collapsed",
+                persist_state=KEEP)
 
 if view == "Source":
     st.caption(f"{len(shown)} chunks at {granularity} granularity · hover a span for its details")

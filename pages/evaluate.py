@@ -11,10 +11,13 @@ from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
 from ui import state
+from ui.state import KEEP
+from ui.text import md_escape
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
+SOURCE_KEY, UPLOADED_KEY = "eval_source", "eval_uploaded_set"  # UPLOADED_KEY: (file name, parsed question set)
 
 
 @st.cache_resource(show_spinner="Loading the BEIR folder…", max_entries=2)
@@ -28,28 +31,40 @@ def results_store() -> ResultsStore:
     return ResultsStore(state.settings().data_dir)
 
 
-def pick_question_set(default_source: str):
+def pick_question_set():
     from rag_core.evaluation.questions import load_golden, parse_upload
 
-    source = st.radio("Question set", SOURCES, index=SOURCES.index(default_source), horizontal=True)
+    source = st.radio("Question set", SOURCES, horizontal=True, key=SOURCE_KEY, persist_state=KEEP)
     if source == SOURCES[0]:
         return state.guarded(load_golden, "Golden question set")
     if source == SOURCES[1]:
         st.caption("Columns/fields: `question` and `answer_text` (or `answer_texts`, a JSON list or `a|b`) and/or "
                    "`doc` + `heading`; optional `id`, `intent` (fact, code, procedure, data).")
-        upload = st.file_uploader("Question file", type=["csv", "jsonl", "json"], key="eval_upload")
-        return state.guarded(lambda: parse_upload(upload.name, upload.getvalue()), "Question file") if upload else None
+        # An uploader cannot be given its file back after a visit to another page: the parsed set is kept instead,
+        # until the user uploads another file or removes this one.
+        upload = st.file_uploader("Question file", type=["csv", "jsonl", "json"], key="eval_upload",
+                                  on_change=lambda: st.session_state.pop(UPLOADED_KEY, None))
+        if upload is None:
+            name, kept = st.session_state.get(UPLOADED_KEY, (None, None))
+            if kept is not None:
+                st.caption(f"Using **{md_escape(name)}**, uploaded earlier in this session; upload another file "
+                           "to replace it.")
+            return kept
+        parsed = state.guarded(lambda: parse_upload(upload.name, upload.getvalue()), "Question file")
+        if parsed is not None:
+            st.session_state[UPLOADED_KEY] = (upload.name, parsed)
+        return parsed
     path = st.text_input("BEIR folder (corpus.jsonl, queries.jsonl, qrels/)", key="eval_beir_path",
-                         placeholder="../shared/datasets/scifact")
-    split = st.text_input("qrels split", "test", key="eval_beir_split")
+                         placeholder="../shared/datasets/scifact", persist_state=KEEP)
+    split = st.text_input("qrels split", "test", key="eval_beir_split", persist_state=KEEP)
     return state.guarded(lambda: _beir(path.strip(), split).question_set(), "BEIR folder") if path.strip() else None
 
 
 def pick_configs(label: str, key: str, multi: bool = True) -> list[RAGConfig]:
     saved = state.guarded(state.config_store().list, "Saved configurations") or []
     options = [ACTIVE, *saved]
-    names = st.multiselect(label, options, default=[ACTIVE], key=key) if multi else [
-        st.selectbox(label, options, key=key)]
+    names = st.multiselect(label, options, default=[ACTIVE], key=key, persist_state=KEEP) if multi else [
+        st.selectbox(label, options, key=key, persist_state=KEEP)]
     configs = []
     for name in names:
         config = state.active_config() if name == ACTIVE else state.guarded(
@@ -125,16 +140,17 @@ def show_run(run, store: ResultsStore) -> None:
             f"{key.split('|', 1)[1].replace('|', ' · ')} (run {value['run_id']})" for key, value in saved.items()))
     rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
     c1, c2 = st.columns([3, 1])
-    chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row")
+    chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row", persist_state=KEEP)
     if c2.button("Save baseline", disabled=run.status != "complete") and chosen:
         config, strategy = chosen.rsplit(" · ", 1)
         if state.guarded(lambda: store.set_baseline(run, config, strategy), "Baseline"):
             st.success(f"Baseline saved for {chosen} on '{run.question_set['name']}'.")
     left, right = st.columns(2)
-    kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k")
+    kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k", persist_state=KEEP)
     left.plotly_chart(charts.metric_vs_k(run, kind), width="stretch")
     right.plotly_chart(charts.tokens_vs_recall(run), width="stretch")
-    metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im")
+    metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im",
+                          persist_state=KEEP)
     st.plotly_chart(charts.per_intent_bars(run, metric), width="stretch")
     drill_down(run, metric)
 
@@ -163,7 +179,9 @@ st.title("📊 Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
 await_stopped_run()
 prefill = state.take_prefill("evaluate")
-question_set = pick_question_set(SOURCES[{"upload": 1, "beir": 2}.get(prefill.get("question_set", "golden"), 0)])
+if prefill.get("question_set"):
+    st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
+question_set = pick_question_set()
 if question_set:
     st.caption(f"**{question_set.name}**: {len(question_set.questions)} questions · intents: "
                f"{', '.join(question_set.intents()) or '—'}")
@@ -173,7 +191,7 @@ run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
 with run_tab:
     configs = pick_configs("Configurations", "eval_configs")
     strategies = st.multiselect("Strategies", list(STRATEGIES), default=["vector", "keyword", "hybrid", "agent"],
-                                key="eval_strategies")
+                                key="eval_strategies", persist_state=KEEP)
     ready = bool(question_set and configs and strategies)
     if st.button("Run evaluation", type="primary", disabled=not ready):
         run = execute(question_set, configs, strategies)
@@ -193,6 +211,7 @@ with results_tab:
         if current not in ids:  # newest run that is not a sweep (sweeps have their own tab)
             current = next((r["id"] for r in stored if r["label"] != "sweep"), ids[0])
         picked = st.selectbox("Run", list(labels), index=ids.index(current))
+        st.session_state[RUN_KEY] = labels[picked]  # the run shown comes back after a visit to another page
         run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
@@ -204,10 +223,13 @@ with results_tab:
 with sweep_tab:
     base = pick_configs("Base configuration", "eval_sweep_base", multi=False)
     c1, c2, c3 = st.columns(3)
-    max_tokens = c1.multiselect("Max tokens", [128, 256, 384, 512, 768, 1024], default=[256, 512], key="eval_sw_mt")
-    ks = c2.multiselect("k (initial)", [1, 3, 5, 10, 20], default=[3, 5, 10], key="eval_sw_k")
-    sweep_strategies = c3.multiselect("Strategies", list(STRATEGIES), default=["hybrid"], key="eval_sw_s")
-    sweep_metric = st.selectbox("Metric", QUALITY_METRICS, index=QUALITY_METRICS.index("recall@5"), key="eval_sw_m")
+    max_tokens = c1.multiselect("Max tokens", [128, 256, 384, 512, 768, 1024], default=[256, 512], key="eval_sw_mt",
+                                persist_state=KEEP)
+    ks = c2.multiselect("k (initial)", [1, 3, 5, 10, 20], default=[3, 5, 10], key="eval_sw_k", persist_state=KEEP)
+    sweep_strategies = c3.multiselect("Strategies", list(STRATEGIES), default=["hybrid"], key="eval_sw_s",
+                                      persist_state=KEEP)
+    sweep_metric = st.selectbox("Metric", QUALITY_METRICS, index=QUALITY_METRICS.index("recall@5"), key="eval_sw_m",
+                                persist_state=KEEP)
     if st.button("Run sweep", disabled=not (question_set and base and max_tokens and ks and sweep_strategies)):
         from rag_core.evaluation.sweep import sweep_configs
 

@@ -54,7 +54,7 @@ def config_panel() -> None:
     else:
         configs = [c for c in (state.guarded(lambda n=n: store.load(n), f"Configuration '{n}'") for n in names) if c]
         st.dataframe(pd.DataFrame([_config_row(c) for c in configs]), hide_index=True, width="stretch")
-        name = st.selectbox("Saved configuration", names, key="cfg_pick")
+        name = st.selectbox("Saved configuration", names, key="cfg_pick", persist_state=state.KEEP)
         b1, b2, b3 = st.columns(3)
         if b1.button("Load as active", key="cfg_load"):
             config = state.guarded(lambda: store.load(name), "Loading")
@@ -100,9 +100,10 @@ def bundle_panel(results) -> None:
     if stored:
         labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['id']}": r["id"]
                   for r in stored}
-        picked = st.selectbox("Run to share", list(labels), key="bundle_run")
+        picked = st.selectbox("Run to share", list(labels), key="bundle_run", persist_state=state.KEEP)
         run = state.guarded(lambda: results.load(labels[picked]), "Stored run")
-        include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs")
+        include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs",
+                              persist_state=state.KEEP)
         agent_ids = sorted({r["question_id"] for r in run.records if r["strategy"] == "agent"}) if run else []
         traces = st.multiselect("Agent traces to include", agent_ids, default=agent_ids[:3], key="bundle_traces")
         if run:

@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 ACTIVE_CONFIG_KEY = "active_config"
 # Cross-page pre-fills, set by ``goto`` and read (then cleared) by the target page.
 PREFILL_KEY = "prefill"
+# ``persist_state=KEEP`` on a keyed widget: its value survives visits to other pages for the whole session
+# (Streamlit otherwise drops the state of a widget a run does not draw, so every choice reset on coming back).
+KEEP = "session"
 
 PAGES = {
     "home": "pages/home.py",

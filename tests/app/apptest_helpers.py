@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import RAGConfig
@@ -13,4 +15,21 @@ def page_app(page: str, config: RAGConfig, timeout: float = 120, **session) -> A
     at.session_state["active_config"] = config
     for key, value in session.items():
         at.session_state[key] = value
+    return at
+
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def studio_app(config: RAGConfig, timeout: float = 120, **session) -> AppTest:
+    """An AppTest of the whole app (the router with every page), for tests that move between pages."""
+    return page_app(APP, config, timeout, **session)
+
+
+def visit_another_page(at: AppTest, page: str, back: str = "pages/home.py") -> AppTest:
+    """Go to ``back`` (another page: Streamlit forgets the widgets ``page`` drew), then return to ``page``."""
+    at.switch_page(back).run()
+    assert not at.exception
+    at.switch_page(page).run()
+    assert not at.exception
     return at

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from rag_core.config import EmbeddingConfig, RAGConfig
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index
-from tests.app.apptest_helpers import page_app
+from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
 HASH_CONFIG = RAGConfig(name="agent-test", embedding=EmbeddingConfig(embedder="hash"))
@@ -239,3 +239,20 @@ def test_citation_labels_show_names_and_headings_as_written(data_dir):
     assert not at.exception
     [label] = [b.label for b in at.button if b.label.startswith("📎")]
     assert label == r"📎 \*\*bold\*\* \$x\$\.md › Keys \*\*and\*\* \$tokens\$"  # no bold, no maths
+
+
+def test_settings_survive_a_visit_to_another_page(data_dir):
+    def slider(label: str):
+        return next(s for s in at.slider if s.label == label)
+
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    at.switch_page("pages/agent_playground.py").run()
+    chosen = {"Max steps": 4, "Max searches": 2, "Context budget (tokens)": 1500, "Min confidence": 0.35}
+    for label, value in chosen.items():
+        slider(label).set_value(value).run()
+    at.toggle[0].set_value(True).run()
+    assert not at.exception
+    visit_another_page(at, "pages/agent_playground.py")
+    assert {label: slider(label).value for label in chosen} == chosen
+    assert at.toggle[0].value is True

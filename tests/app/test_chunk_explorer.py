@@ -8,10 +8,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core.chunking import chunk_document
-from rag_core.config import ChunkingConfig
+from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig
 from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes, sample_paths
 from rag_core.types import Chunk
+from tests.app.apptest_helpers import studio_app, visit_another_page
 from ui import chunk_view
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "chunk_explorer.py")
@@ -194,3 +195,50 @@ def test_selected_chunk_heading_is_shown_as_written(data_dir):
     at.run()
     assert not at.exception
     assert at.info[0].value.endswith(r"Costs \*\*now\*\* \$5 and \$6")  # not bold, not maths
+
+
+def test_every_choice_survives_a_visit_to_another_page(data_dir):
+    store = DocumentStore(data_dir)
+    store.add(load_bytes("first.md", b"# First\n\nThe document shown when nothing was picked.\n"))
+    guide_doc, _ = store.add(load_bytes("guide.md", GUIDE.encode()))
+    at = studio_app(RAGConfig(name="explorer-test", embedding=EmbeddingConfig(embedder="hash")))
+    at.run()
+    at.switch_page("pages/chunk_explorer.py").run()
+    at.selectbox(key="explorer_doc").set_value(guide_doc.id).run()
+    at.radio(key="explorer_view").set_value("A/B compare").run()
+    at.slider(key="b_max_tokens").set_value(96).run()
+    at.radio(key="b_strategy").set_value("structure").run()
+    at.slider(key="a_max_tokens").set_value(128).run()
+    at.slider(key="a_overlap").set_value(16).run()
+    at.selectbox(key="explorer_granularity").set_value("section").run()
+    at.radio(key="explorer_color").set_value("type").run()
+    at.radio(key="explorer_view").set_value("Charts").run()
+    at.radio(key="a_strategy").set_value("fixed").run()
+    assert not at.exception
+    visit_another_page(at, "pages/chunk_explorer.py")
+    assert at.selectbox(key="explorer_doc").value == guide_doc.id
+    assert at.radio(key="a_strategy").value == "fixed"
+    assert at.slider(key="a_max_tokens").value == 128
+    assert at.slider(key="a_overlap").value == 16
+    assert at.selectbox(key="explorer_granularity").value == "section"
+    assert at.radio(key="explorer_color").value == "type"
+    assert at.radio(key="explorer_view").value == "Charts"
+    # Configuration B (drawn only in the A/B view) is kept too.
+    at.radio(key="explorer_view").set_value("A/B compare").run()
+    assert at.slider(key="b_max_tokens").value == 96
+    assert at.radio(key="b_strategy").value == "structure"
+
+
+def test_a_kept_document_deleted_meanwhile_falls_back_to_the_first(data_dir):
+    store = DocumentStore(data_dir)
+    first, _ = store.add(load_bytes("first.md", b"# First\n\nStays.\n"))
+    gone, _ = store.add(load_bytes("gone.md", b"# Gone\n\nDeleted while the user is on another page.\n"))
+    at = studio_app(RAGConfig(name="explorer-test", embedding=EmbeddingConfig(embedder="hash")))
+    at.run()
+    at.switch_page("pages/chunk_explorer.py").run()
+    at.selectbox(key="explorer_doc").set_value(gone.id).run()
+    at.switch_page("pages/home.py").run()
+    store.delete(gone.id)
+    at.switch_page("pages/chunk_explorer.py").run()
+    assert not at.exception
+    assert at.selectbox(key="explorer_doc").value == first.id

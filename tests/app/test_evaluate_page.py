@@ -14,7 +14,7 @@ from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
 from rag_core.loaders import load_path
-from tests.app.apptest_helpers import page_app
+from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
@@ -276,3 +276,54 @@ def test_bundle_import_says_what_it_restored_in_words(docs, data_dir):
     assert [s.value for s in at.success] == [
         "Imported run run-1 (0 questions, 0 agent traces); configurations: 'eval-test'; documents: 0 new of 2. "
         "It is listed in the Results tab."]
+
+
+def test_choices_survive_a_visit_to_another_page(data_dir):
+    results = ResultsStore(data_dir)
+    for run in (_hand_run("run-1", 1.0), _hand_run("run-2", 0.5)):
+        results.save(run)
+    ConfigStore(data_dir).save(HASH_CONFIG.model_copy(update={"name": "saved"}))
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    at.switch_page("pages/evaluate.py").run()
+    run_box = next(s for s in at.selectbox if s.label == "Run")
+    run_box.set_value(next(o for o in run_box.options if o.endswith("run-1"))).run()
+    at.radio(key="eval_vs_k").set_value("recall").run()
+    at.selectbox(key="eval_im").set_value("mrr").run()
+    at.multiselect(key="eval_configs").select("saved").run()
+    at.multiselect(key="eval_strategies").unselect("agent").run()
+    at.multiselect(key="eval_sw_k").unselect(3).run()
+    at.selectbox(key="eval_sw_m").set_value("ndcg@10").run()
+    at.selectbox(key="cfg_pick").set_value("saved").run()
+    at.radio[0].set_value("BEIR folder").run()
+    at.text_input(key="eval_beir_path").input(str(data_dir / "nope")).run()
+    at.text_input(key="eval_beir_split").input("dev").run()
+    assert not at.exception
+    visit_another_page(at, "pages/evaluate.py")
+    assert at.radio[0].value == "BEIR folder"
+    assert at.text_input(key="eval_beir_path").value == str(data_dir / "nope")
+    assert at.text_input(key="eval_beir_split").value == "dev"
+    assert next(s for s in at.selectbox if s.label == "Run").value.endswith("run-1")
+    assert at.radio(key="eval_vs_k").value == "recall"
+    assert at.selectbox(key="eval_im").value == "mrr"
+    assert at.multiselect(key="eval_configs").value == ["(active configuration)", "saved"]
+    assert at.multiselect(key="eval_strategies").value == ["vector", "keyword", "hybrid"]
+    assert at.multiselect(key="eval_sw_k").value == [5, 10]
+    assert at.selectbox(key="eval_sw_m").value == "ndcg@10"
+    assert at.selectbox(key="cfg_pick").value == "saved"
+
+
+def test_an_uploaded_question_file_is_still_used_after_a_visit_to_another_page(data_dir):
+    questions = b"question,answer_text\nWhat is the default port?,8080\nHow long is the timeout?,30 seconds\n"
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    at.switch_page("pages/evaluate.py").run()
+    at.radio[0].set_value("Upload CSV/JSONL").run()
+    at.file_uploader(key="eval_upload").set_value(("mine.csv", questions, "text/csv")).run()
+    assert any(c.value.startswith("**") and "2 questions" in c.value for c in at.caption)
+    visit_another_page(at, "pages/evaluate.py")
+    assert at.radio[0].value == "Upload CSV/JSONL"
+    captions = [c.value for c in at.caption]
+    assert any("**mine\\.csv**, uploaded earlier" in c for c in captions)
+    assert any("2 questions" in c for c in captions)
+    assert next(b for b in at.button if b.label == "Run evaluation").disabled is False
