@@ -13,6 +13,7 @@ from ui.text import md_escape
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
+PENDING_DELETE_KEY = "documents_pending_delete"  # ids picked for deletion, waiting for the confirmation
 
 
 def human_size(n_bytes: int) -> str:
@@ -156,15 +157,35 @@ if button_col.button("Open in Chunk Explorer", width="stretch"):
 with st.form("delete_documents"):
     chosen = st.multiselect("Delete documents", options=list(labels), format_func=labels.get,
                             placeholder="Pick documents to remove from the store and the active index")
-    if st.form_submit_button("Delete selected") and chosen:
+    if st.form_submit_button("Delete selected…"):
+        st.session_state[PENDING_DELETE_KEY] = chosen
+        if not chosen:
+            st.warning("Pick the documents to delete first.")
+
+pending = [doc_id for doc_id in st.session_state.get(PENDING_DELETE_KEY, []) if doc_id in labels]
+if pending:  # second step: say exactly what goes, and delete only on an explicit confirmation
+    with st.container(border=True):
+        names = "\n".join(f"- {md_escape(labels[doc_id])}" for doc_id in pending)
+        st.warning(f"Delete **{len(pending)} document(s)**? They are removed from the store and from the active "
+                   f"index; this cannot be undone.\n\n{names}")
+        confirm_col, cancel_col, _ = st.columns([2, 1, 3])
+        confirmed = confirm_col.button(f"Delete {len(pending)} document(s)", type="primary", key="delete_confirm",
+                                       width="stretch")
+        cancelled = cancel_col.button("Cancel", key="delete_cancel", width="stretch")
+    if cancelled:
+        del st.session_state[PENDING_DELETE_KEY]
+        st.session_state[MESSAGES_KEY] = [("info", "Nothing was deleted.")]
+        st.rerun()
+    if confirmed:
+        del st.session_state[PENDING_DELETE_KEY]
         failures = []
-        for doc_id in chosen:
+        for doc_id in pending:
             try:
                 if index is not None:
                     index.remove_document(doc_id)
                 store.delete(doc_id)
             except Exception as e:  # shown after the rerun instead of a traceback
                 failures.append(("error", f"{md_escape(labels[doc_id])}: not deleted ({md_escape(str(e))})."))
-        deleted = len(chosen) - len(failures)
+        deleted = len(pending) - len(failures)
         st.session_state[MESSAGES_KEY] = [("success", f"Deleted {deleted} document(s)."), *failures]
         st.rerun()

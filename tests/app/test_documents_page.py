@@ -97,12 +97,40 @@ def test_delete_removes_from_store_and_active_index(data_dir):
     at.run()
     assert list(_table(at)["index"]) == ["indexed", "indexed"]
     at.multiselect[0].select(gone.id)
-    at.button(key="FormSubmitter:delete_documents-Delete selected").click().run()
+    at.button(key="FormSubmitter:delete_documents-Delete selected…").click().run()
+    at.button(key="delete_confirm").click().run()
     assert not at.exception
     assert [d.id for d in DocumentStore(data_dir).list()] == [keep.id]
     assert [row["doc_id"] for row in open_index(HASH_CONFIG, get_settings()).documents()] == [keep.id]
     assert list(_table(at)["name"]) == ["keep.md"]
     assert at.success[0].value == "Deleted 1 document(s)."
+
+
+def test_delete_asks_for_confirmation_naming_what_goes_and_cancel_keeps_everything(data_dir):
+    store = DocumentStore(data_dir)
+    docs = [store.add(load_bytes(name, f"# {name}\n\nText.\n".encode()))[0] for name in ("a.md", "b.md", "c.md")]
+    open_index(HASH_CONFIG, get_settings()).ingest(docs)
+    at = _app()
+    at.run()
+    at.multiselect[0].select(docs[0].id).select(docs[2].id)
+    at.button(key="FormSubmitter:delete_documents-Delete selected…").click().run()
+    assert not at.exception
+    assert len(DocumentStore(data_dir).list()) == 3  # nothing deleted before the confirmation
+    question = at.warning[0].value
+    assert question.startswith("Delete **2 document(s)**?")
+    assert "a\\.md" in question and "c\\.md" in question and "b\\.md" not in question
+    assert at.button(key="delete_confirm").label == "Delete 2 document(s)"
+    at.button(key="delete_cancel").click().run()
+    assert not at.exception
+    assert len(DocumentStore(data_dir).list()) == 3
+    assert len(open_index(HASH_CONFIG, get_settings()).documents()) == 3
+    assert at.info[0].value == "Nothing was deleted."
+    assert not [b for b in at.button if b.key == "delete_confirm"]
+    # Confirming deletes exactly the named documents.
+    at.button(key="FormSubmitter:delete_documents-Delete selected…").click().run()
+    at.button(key="delete_confirm").click().run()
+    assert [d.name for d in DocumentStore(data_dir).list()] == ["b.md"]
+    assert at.success[0].value == "Deleted 2 document(s)."
 
 
 def test_unavailable_index_gives_a_message_and_documents_still_load(data_dir):
@@ -132,7 +160,8 @@ def test_delete_failure_is_a_message_not_a_traceback(data_dir, monkeypatch):
     at = _app()
     at.run()
     at.multiselect[0].select(doc.id)
-    at.button(key="FormSubmitter:delete_documents-Delete selected").click().run()
+    at.button(key="FormSubmitter:delete_documents-Delete selected…").click().run()
+    at.button(key="delete_confirm").click().run()
     assert not at.exception
     assert at.success[0].value == "Deleted 0 document(s)."
     assert at.error[0].value.startswith("stuck\\.md · ")
