@@ -79,30 +79,46 @@ def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
 
 
 def gauge(tokens: int, budget: int) -> go.Figure:
-    figure = go.Figure(go.Indicator(mode="gauge+number", value=tokens, title={"text": "context tokens"},
+    figure = go.Figure(go.Indicator(mode="gauge+number", value=tokens, number={"suffix": f" / {budget}"},
+                                    title={"text": "context tokens", "font": {"size": 14}},
                                     gauge={"axis": {"range": [0, budget]}, "threshold": {"value": budget}}))
-    figure.update_layout(height=200, margin={"l": 20, "r": 20, "t": 40, "b": 0})
+    figure.update_layout(height=220, margin={"l": 40, "r": 40, "t": 50, "b": 0})
     return figure
 
 
-def render_result(result: AgentResult, turn: int, threshold: float) -> None:
-    """The answer, clickable citations, the charts, the context receipt and the export button."""
+def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str, str]:
+    """A short button label (the document and its innermost heading, cut with an ellipsis) and the full
+    ``source › heading path`` for the button's tooltip. Names and headings are shown as written."""
+    full = f"{source_name} › {heading}" if heading else source_name
+    inner = heading.rsplit(" › ", 1)[-1] if heading else ""
+    short = _short(source_name, limit) + (f" › {_short(inner, limit)}" if inner else "")
+    return md_escape(short), md_escape(full)
+
+
+def render_answer(result: AgentResult, turn: int) -> None:
+    """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
     if result.fallback:
         st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
     st.markdown(result.answer)
     by_id = {h.chunk.id: h for h in result.context_hits}
-    cols = st.columns(max(1, min(4, len(result.citations))))
-    for i, chunk_id in enumerate(result.citations):
-        hit = by_id[chunk_id]
-        label = md_escape(_short(f"📎 {hit.source_name} › {hit.chunk.heading or chunk_id}", 70))  # names as typed
-        if cols[i % len(cols)].button(label,
-                                      key=f"cite-{turn}-{chunk_id}", help=f"Open chunk {chunk_id} in Chunk Explorer"):
-            try:
-                state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)
-            except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
-                st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {hit.source_name} is pre-selected there.")
+    with st.container(horizontal=True, gap="small"):
+        for chunk_id in result.citations:
+            hit = by_id[chunk_id]
+            label, full = citation_label(hit.source_name, hit.chunk.heading)
+            if st.button(f"📎 {label}", key=f"cite-{turn}-{chunk_id}",
+                         help=f"{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
+                try:
+                    state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)
+                except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
+                    st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
+                            "pre-selected there.")
     st.caption(f"Stopped: {result.stop_reason} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
+
+
+def render_details(result: AgentResult, turn: int, threshold: float) -> None:
+    """The confidence chart and token gauge, the context receipt and the export button (full width when
+    compared: squeezed into half a page the gauge's title was clipped)."""
     left, right = st.columns([2, 1])
     if any(s.confidence_by_iteration for s in result.steps):
         left.plotly_chart(confidence_figure(result, threshold), key=f"conf-{turn}")
@@ -133,14 +149,16 @@ def render_one_shot(question: str, result) -> None:
 
 
 def turn_layout(question: str, compared: bool, policy: str):
-    """The user's message, then the one-shot column (or None) and the agent's message box."""
+    """The user's message, then the one-shot column (or None), the agent's message box, and where the agent's
+    charts and receipt go: inside its message, or below both columns at full width when compared."""
     st.chat_message("user").markdown(md_escape(question))
     if not compared:
-        return None, st.chat_message("assistant")
+        answer_box = st.chat_message("assistant")
+        return None, answer_box, answer_box
     left, right = st.columns(2)
     left.subheader("One-shot RAG (top-5 hybrid)")
     right.subheader(f"Agent ({policy} policy)")
-    return left, right.chat_message("assistant")
+    return left, right.chat_message("assistant"), st.container()
 
 
 st.title("🤖 Agent Playground")
@@ -176,16 +194,18 @@ asked = st.chat_input("Ask about your documents") or prefill.get("question")
 chat = st.session_state.setdefault(CHAT_KEY, [])
 for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, one-shot side kept when compared
     baseline = baseline[0] if baseline else None
-    one_shot_box, answer_box = turn_layout(question, baseline is not None, result.policy)
+    one_shot_box, answer_box, details_box = turn_layout(question, baseline is not None, result.policy)
     if baseline is not None:
         with one_shot_box:
             render_one_shot(question, baseline)
     with answer_box:
         for step in result.steps:
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step)))
-        render_result(result, turn, threshold)
+        render_answer(result, turn)
+    with details_box:
+        render_details(result, turn, threshold)
 if asked:
-    one_shot_box, answer_box = turn_layout(asked, compare, policy)
+    one_shot_box, answer_box, details_box = turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 counts = state.guarded(index.count, "Counting chunks") if index is not None else None
 if counts is not None and not any(counts.values()):
@@ -219,5 +239,8 @@ elif asked:
 
         result = state.guarded(_run, "The agent")
         if result is not None:
-            render_result(result, len(chat), threshold)
-            chat.append((asked, result, baseline))
+            render_answer(result, len(chat))
+    if result is not None:
+        with details_box:
+            render_details(result, len(chat), threshold)
+        chat.append((asked, result, baseline))

@@ -256,3 +256,24 @@ def test_settings_survive_a_visit_to_another_page(data_dir):
     visit_another_page(at, "pages/agent_playground.py")
     assert {label: slider(label).value for label in chosen} == chosen
     assert at.toggle[0].value is True
+
+
+def test_compare_view_puts_the_agent_charts_below_at_full_width_and_keeps_citations_short(data_dir):
+    long_name = "a-rather-long-document-name-about-operations.md"
+    text = ("# Operations handbook\n\n## Security and access management\n\n### Rotating the API key safely\n\n"
+            "To rotate the API key, open Settings, choose Keys and press Rotate.\n")
+    open_index(HASH_CONFIG).ingest([load_bytes(long_name, text.encode())])
+    at = _app(prefill={"page": "agent", "question": "How do I rotate the API key?", "compare": True})
+    at.run()
+    assert not at.exception
+    # The charts are drawn below the two columns, not squeezed into the agent's half of the page.
+    assert len(at.get("plotly_chart")) == 2
+    assert not any(message.get("plotly_chart") for message in at.chat_message)
+    citations = [b for b in at.button if b.label.startswith("📎")]
+    assert citations
+    for button in citations:
+        assert len(button.label) <= 2 + 32 + 3 + 32
+        assert button.label == r"📎 a\-rather\-long\-document\-name\-abo… › Rotating the API key safely"
+        # The full source and heading path are in the tooltip.
+        assert button.help.startswith(r"a\-rather\-long\-document\-name\-about\-operations\.md › Operations handbook"
+                                      r" › Security and access management › Rotating the API key safely")

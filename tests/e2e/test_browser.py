@@ -230,3 +230,29 @@ def test_lab_settings_stick_and_the_sidebar_badge_follows(app_url, page):
         assert box.input_value() == strategy
         assert f"{strategy} k=3→20" in sidebar.inner_text()  # the badge shows the pick just made
     _check_clean(page, "retrieval_lab_settings")
+
+
+def test_agent_compare_view_is_not_cramped(app_url, page):
+    """Side by side, the agent's charts were squeezed into half the page (the gauge's title clipped) and the
+    citation buttons were cut to '📎 metrics.csv ›…': only a browser lays this out."""
+    _open(page, app_url, "Agent Playground")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Side by side: one-shot RAG vs agent").click()
+    _settle(page)
+    chat = page.locator('[data-testid="stChatInputTextArea"]')
+    chat.fill("What is the price of the Pro plan and how do I rotate the API key?")
+    chat.press("Enter")
+    _settle(page, 180_000)
+    _check_clean(page, "agent_compare")
+    main_width = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()["width"]
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    assert charts.count() == 2
+    # Both charts together span the page, not the agent's column.
+    left = min(charts.nth(i).bounding_box()["x"] for i in range(2))
+    right = max(charts.nth(i).bounding_box()["x"] + charts.nth(i).bounding_box()["width"] for i in range(2))
+    assert right - left > 0.8 * main_width
+    citations = page.locator('[data-testid="stButton"] button').filter(has_text="📎")
+    assert citations.count() > 0
+    for i in range(citations.count()):  # no label is cut by the button's width (its full text fits)
+        cut = citations.nth(i).evaluate("b => [...b.querySelectorAll('p, div')].some(e => e.scrollWidth > "
+                                        "e.clientWidth + 1)")
+        assert not cut, citations.nth(i).inner_text()
