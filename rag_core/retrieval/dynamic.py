@@ -145,10 +145,10 @@ class Retriever:
         return hits
 
     # --- the pipeline --------------------------------------------------------------------------------
-    def choose_route(self, query: str, config: RetrievalConfig) -> Route:
+    def choose_route(self, query: str, config: RetrievalConfig, intent: str | None = None) -> Route:
         if config.strategy != "auto":
             return Route(config.strategy, f"strategy set to {config.strategy} in the configuration", "config")
-        return route_query(query, llm=self.llm, web_available=self.web_available)
+        return route_query(query, llm=self.llm, web_available=self.web_available, intent=intent)
 
     def initial_plan(self, config: RetrievalConfig, intent_chunk_types: list[str] | None) -> _Plan:
         granularity = None if config.granularity == "any" else [config.granularity]
@@ -166,7 +166,7 @@ class Retriever:
         rewrite = rewrite_query(query, previous_queries)
         search_query = rewrite.query
         intent = classify_intent(search_query)
-        route = self.choose_route(search_query, config)
+        route = self.choose_route(search_query, config, intent.name)
         exclude = [i for i in dict.fromkeys(exclude_ids) if i]
         iterations: list[IterationTrace] = []
         strategy = route.strategy

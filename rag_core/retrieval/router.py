@@ -2,9 +2,10 @@
 
 Rules first (instant and explainable): exact tokens (identifiers, quoted strings, numbers, code symbols) are
 what BM25 matches and embeddings blur, so they go to keyword search; comparisons and multi-part questions
-need both exact terms and meaning, so hybrid; anything else is a natural-language question, so vector. When
-an LLM client is given, it is asked instead (a one-word answer), and any failure falls back to the rules with
-the failure in the reason. The ``web`` route exists only when a web-search endpoint is configured.
+need both exact terms and meaning, so hybrid; so do code and data questions (by intent) without such tokens,
+since code and tables hold exact terms that embeddings blur; anything else is a natural-language question, so
+vector. When an LLM client is given, it is asked instead (a one-word answer), and any failure falls back to the
+rules with the failure in the reason. The ``web`` route exists only when a web-search endpoint is configured.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ _LLM_PROMPT = (
     "You route search queries. Answer with exactly one word from: {routes}.\n"
     "keyword: exact identifiers, quoted strings, numbers, error messages or code symbols.\n"
     "vector: a natural-language question about meaning or concepts.\n"
-    "hybrid: comparisons or questions with several parts.\n"
+    "hybrid: comparisons, questions with several parts, or questions about code or tabular data.\n"
     "{web}"
 )
 
@@ -55,7 +56,7 @@ class Route:
     decided_by: str = "rules"
 
 
-def _rule_route(query: str, web_available: bool) -> Route:
+def _rule_route(query: str, web_available: bool, intent: str | None = None) -> Route:
     if web_available:
         match = _CURRENT.search(query)
         if match:
@@ -69,6 +70,8 @@ def _rule_route(query: str, web_available: bool) -> Route:
         match = pattern.search(query)
         if match:
             return Route("keyword", f"{kind} {match.group(0)!r}: exact tokens are matched best by BM25")
+    if intent in ("code", "data"):
+        return Route("hybrid", f"{intent} question: code and tables hold exact terms that embeddings blur")
     return Route("vector", "natural-language question without exact tokens: semantic search")
 
 
@@ -87,7 +90,7 @@ def _llm_route(query: str, llm, web_available: bool) -> Route:
     return Route(chosen, f"LLM router chose {chosen}", decided_by="llm")
 
 
-def route_query(query: str, *, llm=None, web_available: bool = False) -> Route:
+def route_query(query: str, *, llm=None, web_available: bool = False, intent: str | None = None) -> Route:
     """Choose the strategy for ``query``: the LLM when given (falling back to rules on failure), else rules."""
     if not query.strip():
         raise ValueError("the query is empty: type what you are looking for")
@@ -96,6 +99,6 @@ def route_query(query: str, *, llm=None, web_available: bool = False) -> Route:
             return _llm_route(query, llm, web_available)
         except Exception as e:  # any LLM failure (network, refusal, odd answer) falls back to the rules
             log.warning("LLM router failed, using rules: %s", e)
-            rule = _rule_route(query, web_available)
+            rule = _rule_route(query, web_available, intent)
             return Route(rule.strategy, f"{rule.reason} (LLM router failed: {type(e).__name__}: {e})", "rules")
-    return _rule_route(query, web_available)
+    return _rule_route(query, web_available, intent)

@@ -26,6 +26,26 @@ def test_rule_router(query, strategy, cue):
     assert route.decided_by == "rules"
 
 
+@pytest.mark.parametrize(
+    ("query", "intent", "strategy"),
+    [
+        ("Show me the code for a retry decorator", "code", "hybrid"),
+        ("How many jobs does the pro plan allow?", "data", "hybrid"),
+        ("why do retries back off exponentially", "fact", "vector"),
+        ("steps to rotate the API key", "procedure", "vector"),
+        ("call fetch_jobs() twice", "code", "keyword"),  # exact tokens still go to BM25
+    ],
+)
+def test_code_and_data_questions_without_exact_tokens_go_hybrid(query, intent, strategy):
+    from rag_core.retrieval.intent import classify_intent
+
+    assert classify_intent(query).name == intent
+    route = route_query(query, intent=intent)
+    assert route.strategy == strategy
+    if strategy == "hybrid":
+        assert f"{intent} question" in route.reason
+
+
 def test_web_route_only_when_configured():
     assert route_query("latest release news").strategy == "vector"
     route = route_query("latest release news", web_available=True)
