@@ -200,11 +200,9 @@ class _Builder:
     # ---- assembling text from units -----------------------------------------------------------------------
 
     def assemble(self, units: list[Unit]) -> tuple[str, bool, int, int]:
-        """Text of consecutive units: the verbatim source span when possible, else synthesised
-        (a partial run of re-fenced code pieces is re-fenced once; table pieces keep one header)."""
-        if all(u.verbatim for u in units):  # the common case: one source span
-            start, end = units[0].start, max(u.end for u in units)
-            return self.text[start:end], True, start, end
+        """Text of consecutive units, some synthesised: verbatim source spans where possible (a whole split
+        block is its source again), a partial run of re-fenced code pieces re-fenced once, table pieces with one
+        header. Callers take the plain source span themselves when every unit is verbatim."""
         segments: list[tuple[int, int, str, bool]] = []
         i = 0
         while i < len(units):
@@ -264,28 +262,30 @@ class _Builder:
             units_verbatim = units_verbatim and u.verbatim
             if u.end > units_end:
                 units_end = u.end
+        node = self._node(granularity, units, heading_path, tokens, by_type, language, units_verbatim, units_end)
+        node.oversized = oversized and tokens > self.max_tokens
+        node.continued = continued
+        return node
+
+    def _node(self, granularity: str, units: list[Unit], heading_path: list[str], tokens: int,
+              by_type: dict[str, int], language: str | None, units_verbatim: bool, units_end: int) -> Node:
+        """The chunk over ``units`` from their summary (what ``node`` and ``node_of_paragraphs`` share)."""
         if units_verbatim:  # the common case: one source span
             start, end = units[0].start, units_end
             text, verbatim = self.text[start:end], True
         else:
             text, verbatim, start, end = self.assemble(units)
-        node = self._node(granularity, units, heading_path, text, verbatim, start, end, tokens, by_type, language)
-        node.oversized = oversized and tokens > self.max_tokens
-        node.continued = continued
-        node.units_verbatim, node.units_end = units_verbatim, units_end
-        if len(units) == 1 and units[0].pieces > 1:
-            node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
-        return node
-
-    def _node(self, granularity: str, units: list[Unit], heading_path: list[str], text: str, verbatim: bool,
-              start: int, end: int, tokens: int, by_type: dict[str, int], language: str | None) -> Node:
         # The main type: the non-heading type with the most tokens, the first seen on a tie.
         main, most = "heading", -1
         for chunk_type, count in by_type.items():
             if chunk_type != "heading" and count > most:
                 main, most = chunk_type, count
-        return Node(granularity, start, end, text, tokens, main, verbatim, language=language,
-                    heading_path=list(heading_path), contains_types=sorted(by_type), units=units, by_type=by_type)
+        node = Node(granularity, start, end, text, tokens, main, verbatim, language=language,
+                    heading_path=list(heading_path), contains_types=sorted(by_type), units=units, by_type=by_type,
+                    units_verbatim=units_verbatim, units_end=units_end)
+        if len(units) == 1 and units[0].pieces > 1:
+            node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
+        return node
 
     def node_of_paragraphs(self, granularity: str, paragraphs: list[Node], heading_path: list[str]) -> Node:
         """A chunk over consecutive paragraph chunks, from their summaries (same result as ``node`` over
@@ -303,17 +303,8 @@ class _Builder:
             units_verbatim = units_verbatim and para.units_verbatim
             if para.units_end > units_end:
                 units_end = para.units_end
-        if units_verbatim:
-            start, end = units[0].start, units_end
-            text, verbatim = self.text[start:end], True
-        else:
-            text, verbatim, start, end = self.assemble(units)
         tokens = sum(p.tokens for p in paragraphs) + GAP_TOKENS * (len(paragraphs) - 1)
-        node = self._node(granularity, units, heading_path, text, verbatim, start, end, tokens, by_type, language)
-        node.units_verbatim, node.units_end = units_verbatim, units_end
-        if len(units) == 1 and units[0].pieces > 1:
-            node.metadata.update(piece=units[0].piece + 1, pieces=units[0].pieces)
-        return node
+        return self._node(granularity, units, heading_path, tokens, by_type, language, units_verbatim, units_end)
 
     # ---- paragraphs ------------------------------------------------------------------------------------------
 
@@ -517,7 +508,7 @@ def _to_chunks(doc: Document, nodes: list[Node], params: str) -> list[Chunk]:
     has_pages = bool(doc.metadata and doc.metadata.get("pages"))
     chunks = []
     for node in nodes:
-        metadata = {k: v for k, v in node.metadata.items() if k != "position"}
+        metadata = dict(node.metadata)
         metadata["strategy"] = "structure"
         if has_pages:
             pages = pages_for_span(doc.metadata, node.start, node.end)
