@@ -128,6 +128,15 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without the white space at either end (empty when it is all white space)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
 class _Spans:
     """Turns markdown-it line ranges into trimmed character spans."""
 
@@ -300,12 +309,7 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
     filled: list[Block] = []
     position = 0
     for block in [*blocks, None]:
-        gap_end = block.start if block is not None else len(text)
-        start, end = position, gap_end
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
+        start, end = strip_span(text, position, block.start if block is not None else len(text))
         if end > start:
             filled.append(Block("references", "prose", start, end))
         if block is not None:

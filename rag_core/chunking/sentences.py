@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag_core.chunking.markdown_blocks import strip_span
+
 _SENTENCE_END = re.compile(r"""[.!?…]+["'”’)\]*_]*(?=\s+["'“‘(\[*_`]*[A-Z0-9#`\[(*_>-])""")
 _ABBREVIATIONS = frozenset(
     "e.g i.e etc vs cf al fig no dr mr mrs ms st jr sr approx ca resp esp incl",
@@ -53,11 +55,7 @@ def sentence_spans(
         absolute = start + cut
         if no_cut and any(s < absolute < e for s, e in no_cut) and cut != len(segment):
             continue
-        s, e = pos, cut
-        while s < e and segment[s].isspace():
-            s += 1
-        while e > s and segment[e - 1].isspace():
-            e -= 1
+        s, e = strip_span(segment, pos, cut)
         if e > s:
             spans.append((start + s, start + e))
             pos = cut
