@@ -7,9 +7,10 @@ documents for each configuration and re-runs the same comparison, so both sets o
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,21 +137,21 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None) -> dict[st
 def _save_config(configs: ConfigStore, config: RAGConfig) -> str:
     """Save ``config``; a different local configuration of the same name is kept, and this one is saved under
     ``NAME-imported`` (``-imported-2`` ...). Returns the name it was saved under."""
-    name = config.name
-    for attempt in range(1, 1000):
-        if not configs.exists(name) or configs.load(name) == config.model_copy(update={"name": name}):
-            break
-        name = f"{config.name}-imported" + (f"-{attempt}" if attempt > 1 else "")
+    name = next(n for n in _import_names(config.name)
+                if not configs.exists(n) or configs.load(n) == config.model_copy(update={"name": n}))
     configs.save(config.model_copy(update={"name": name}))
     return name
 
 
 def _free_run_id(results: ResultsStore, run_id: str) -> str:
-    candidate, n = run_id, 1
-    while results.exists(candidate):
-        n += 1
-        candidate = f"{run_id}-imported" + (f"-{n - 1}" if n > 2 else "")
-    return candidate
+    return next(name for name in _import_names(run_id) if not results.exists(name))
+
+
+def _import_names(name: str) -> Iterator[str]:
+    """``name``, then ``name-imported``, ``name-imported-2``, ...: where an import goes when ``name`` is taken."""
+    yield name
+    yield f"{name}-imported"
+    yield from (f"{name}-imported-{n}" for n in itertools.count(2))
 
 
 def resolve_documents(bundle: Bundle, doc_store) -> list[Document]:
