@@ -145,9 +145,7 @@ def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
 def _discard_new(side: SideStore, existed: bool) -> None:
     """Remove the files ``Index.open`` just created for an index it could not open (nothing was ingested)."""
     with side.write_lock():
-        for path in side.root.iterdir():
-            if path.name != "ingest.lock":
-                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        side.remove_all()
     if not existed:
         shutil.rmtree(side.root, ignore_errors=True)
 
@@ -166,7 +164,7 @@ class _PendingStore:
         return self._store
 
     def metadata(self) -> dict[str, Any]:
-        return self._live().metadata() if self._store is not None else {}
+        return self._store.metadata() if self._store is not None else {}
 
     def __getattr__(self, name: str):  # upsert, delete, query, vectors, all_ids, count
         return getattr(self._live(), name)
@@ -228,8 +226,11 @@ class Index(Navigation):
             chunking = stored
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
+            def connect() -> ChromaVectorStore:
+                return ChromaVectorStore(client(settings), name, metadata, describe(settings))
+
             try:
-                store = ChromaVectorStore(client(settings), name, metadata, describe(settings))
+                store = connect()
             except IndexError_:
                 if created:  # an unreachable Chroma server must not leave an empty index behind
                     _discard_new(side, existed)
@@ -237,7 +238,7 @@ class Index(Navigation):
                     raise
                 # A built index whose Chroma server is down: keyword search and navigation still answer from
                 # the local chunk store; vector search reports the server and reconnects once it is back.
-                store = _PendingStore(lambda: ChromaVectorStore(client(settings), name, metadata, describe(settings)))
+                store = _PendingStore(connect)
             stored_meta = store.metadata()
             if stored_meta.get("embedder_id", embedder_id) != embedder_id:
                 raise IndexError_(

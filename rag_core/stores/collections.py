@@ -90,8 +90,6 @@ def delete_collection(name: str, settings: Settings) -> bool:
     with lock_for(side.root), side.write_lock():
         deleted = delete_chroma_collection(client(settings), name, describe(settings))
         existed = side.manifest_path.exists()
-        for path in side.root.iterdir():
-            if path.name != "ingest.lock":
-                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        side.remove_all()
     shutil.rmtree(side.root, ignore_errors=True)
     return deleted or existed

@@ -127,6 +127,12 @@ class SideStore:
                 removed += 1
         return removed
 
+    def remove_all(self) -> None:
+        """Delete every file of the index (under ``write_lock``; its lock file is the caller's to keep)."""
+        for path in self.root.iterdir():
+            if path.name != "ingest.lock":
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+
     # --- locking ------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def write_lock(self, blocking: bool = True) -> Iterator[bool]:
