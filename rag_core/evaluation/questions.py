@@ -153,10 +153,9 @@ def parse_upload(name: str, data: bytes) -> QuestionSet:
     from rag_core.loaders.detect import decode_text
 
     try:  # the documents' decoder: BOMs, UTF-16 without one, legacy code pages; binary data is refused
-        text = decode_text(name, data).text
+        text = decode_text(name, data, expected="CSV or JSONL").text
     except LoadError as e:
-        raise ValueError(f"{e}".replace("upload Markdown, text, code, HTML, CSV, PDF or DOCX", "upload CSV or JSONL")) \
-            from e
+        raise ValueError(str(e)) from e
     if not text.strip():
         raise ValueError(f"{name}: the file is empty; expected CSV or JSONL with a 'question' field")
     suffix = Path(name).suffix.lower()

@@ -13,6 +13,7 @@ import rag_core
 from rag_core.errors import LoadError
 from rag_core.loaders.detect import (
     CODE_FILENAMES,
+    DOCUMENT_KINDS,
     MAX_CONTROL_RATIO,
     SUPPORTED_EXTENSIONS,
     binary_signature,
@@ -79,8 +80,7 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
     else:
         signature = binary_signature(data)
         if signature:
-            raise LoadError(f"{name}: is {signature}, not a supported document; "
-                            "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+            raise LoadError(f"{name}: is {signature}, not a supported document; upload {DOCUMENT_KINDS}.")
         decoded = decode_text(name, data)
         text = normalise_newlines(decoded.text)
         if control_ratio(text) > MAX_CONTROL_RATIO:

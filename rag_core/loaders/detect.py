@@ -165,8 +165,12 @@ def control_ratio(text: str) -> float:
     return len(_CONTROL_RE.findall(sample)) / len(sample)
 
 
-def decode_text(name: str, data: bytes) -> Decoded:
-    """Decode bytes to text: BOM first, then strict UTF-8, then charset-normalizer; refuse binary data."""
+DOCUMENT_KINDS = "Markdown, text, code, HTML, CSV, PDF or DOCX"
+
+
+def decode_text(name: str, data: bytes, expected: str = DOCUMENT_KINDS) -> Decoded:
+    """Decode bytes to text: BOM first, then strict UTF-8, then charset-normalizer; refuse binary data
+    (the message asks for ``expected`` instead)."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -178,7 +182,7 @@ def decode_text(name: str, data: bytes) -> Decoded:
         encoding = _utf16_without_bom(data)
         if encoding is None:
             raise LoadError(f"{name}: looks like a binary file (it contains NUL bytes), not text; "
-                            "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+                            f"upload {expected}.")
         try:
             return Decoded(data.decode(encoding), encoding)
         except UnicodeDecodeError as e:
@@ -194,7 +198,7 @@ def decode_text(name: str, data: bytes) -> Decoded:
     best = matches.best()
     if best is None or best.encoding is None:
         raise LoadError(f"{name}: is not text in any encoding we can detect (it looks binary); "
-                        "upload Markdown, text, code, HTML, CSV, PDF or DOCX.")
+                        f"upload {expected}.")
     # On short text charset-normalizer ranks sibling single-byte code pages (cp1250/1252/1257 ...) almost
     # equally; Windows-1252 is by far the most common legacy encoding of uploads, so it wins near-ties.
     for match in matches:
