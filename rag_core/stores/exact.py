@@ -38,13 +38,12 @@ class ExactVectors:
 
     @classmethod
     def from_store(cls, chunks: Mapping[str, Chunk], store) -> ExactVectors | None:
-        """Read the vectors of ``chunks`` from ``store``; None when some are missing (the caller falls back)."""
+        """Read the vectors of (at least one) ``chunks`` from ``store``; None when some are missing (the caller
+        then searches the store itself)."""
         vectors = store.vectors(list(chunks))
         if len(vectors) != len(chunks):
             return None
         ordered = list(chunks.values())
-        if not ordered:
-            return cls([], np.zeros((0, 1), dtype=np.float32))
         return cls(ordered, np.stack([vectors[c.id] for c in ordered]))
 
     def search(self, query_vector: np.ndarray, k: int, granularity: Sequence[str] | None = None,
