@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from rag_core.chunking.code import code_units
 from rag_core.chunking.markdown_blocks import ParsedMarkdown, markdown_parser, parse_markdown
 from rag_core.chunking.sentences import sentence_spans
+from rag_core.chunking.structure import size_limit
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
 
@@ -215,10 +216,13 @@ class _Linter:
     # ---- size -------------------------------------------------------------------------------------------
 
     def check_size(self, chunk: Chunk, a: int, b: int) -> None:
-        if self.max_tokens is None or chunk.tokens <= self.max_tokens:
+        if self.max_tokens is None:
+            return
+        limit = size_limit(chunk.granularity, self.max_tokens)
+        if chunk.tokens <= limit:
             return
         units = self.atomic_units(a, b)
-        detail = f"{chunk.tokens} tokens > {self.max_tokens}"
+        detail = f"{chunk.tokens} tokens > {limit}"
         if len(units) <= 1:
             self.add(OVERSIZED_KIND, chunk, units[0] if units else (a, b), f"{detail}, one atomic block")
         else:

@@ -2,9 +2,11 @@
 
 Pipeline: parse blocks (``markdown_blocks`` or ``code``) → count each block's tokens once → split oversized
 blocks into pieces (sentences with overlap, code at blank lines re-fenced, tables by rows with the header,
-lists between items) → merge headings and short lead-ins with the block that follows (paragraph chunks) →
-pack paragraph chunks into sections (nested by heading level, oversized sections as consecutive parts) and
-the document → table rows with the header repeated → stable ids and links.
+lists between items) → pack the blocks between two headings into passages of up to ``max_tokens`` (the
+paragraph granularity: a heading or a lead-in always with what it introduces, never across a heading) →
+pack passages into sections (nested by heading level; sections and documents hold up to ``PART_SCALE`` times
+``max_tokens``, larger ones as consecutive parts) and the document → table rows with the header repeated →
+stable ids and links.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ from rag_core.types import Chunk, Document
 
 LEAD_IN_MAX_TOKENS = 64  # a paragraph ending with ":" up to this size is a lead-in kept with the next block
 GAP_TOKENS = 1  # estimate for the blank line joining two blocks ("\n\n" is one cl100k token)
+# Sections and documents are context around passages: a part holds up to this many passages' worth of tokens.
+PART_SCALE = 4
+
+
+def size_limit(granularity: str, max_tokens: int) -> int:
+    """The most tokens a chunk of ``granularity`` holds (unless one atomic block is larger)."""
+    return max_tokens * PART_SCALE if granularity in ("section", "document") else max_tokens
 
 
 @dataclass(slots=True)
@@ -308,77 +317,81 @@ class _Builder:
 
     # ---- paragraphs ------------------------------------------------------------------------------------------
 
-    def _fits(self, units: list[Unit]) -> bool:
-        return sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1) <= self.max_tokens
-
     def _is_lead_in(self, index: int) -> bool:
         block = self.blocks[index]
         return (block.kind == "paragraph" and self.block_tokens[index] <= LEAD_IN_MAX_TOKENS
                 and self.text[block.start : block.end].rstrip().endswith(":"))
 
     def paragraphs(self) -> list[Node]:
+        """Passages: the blocks between two headings (a heading with what follows it) packed in order up to
+        ``max_tokens``, in balanced parts when they do not fit in one; a block that does not fit alone is
+        split first (``units_of``). A passage never reaches across a heading, and never ends with a heading or
+        a lead-in, which belong to what they introduce."""
         groups: list[list[Unit]] = []
-        pending: list[Unit] = []  # a heading and/or lead-ins waiting for the block they introduce
-
-        def flush() -> None:
-            """Emit waiting units together when they fit, else packed greedily in order."""
-            current: list[Unit] = []
-            for unit in pending:
-                if current and not self._fits(current + [unit]):
-                    groups.append(current)
-                    current = []
-                current.append(unit)
-            if current:
-                groups.append(current)
-            pending.clear()
-
+        run: list[Unit] = []
         for index, block in enumerate(self.blocks):
-            units = self.units_of(index)
-            if block.kind == "heading":
-                flush()
-                pending.extend(units)
-            elif self._is_lead_in(index):
-                pending.extend(units)
-            elif block.kind == "hr":
-                if pending:
-                    pending.extend(units)
-                elif groups and self._fits(groups[-1] + units) and not self._heading_between(groups[-1], index):
-                    groups[-1] = groups[-1] + units
-                else:
-                    groups.append(units)
-            else:
-                first, rest = units[0], units[1:]
-                if pending and self._fits(pending + [first]) and not first.oversized:
-                    groups.append(pending + [first])
-                    pending.clear()
-                else:
-                    flush()
-                    groups.append([first])
-                groups.extend([u] for u in rest)
-        flush()
+            if block.kind == "heading" and run:
+                groups.extend(self._pack_run(run))
+                run = []
+            run.extend(self.units_of(index))
+        if run:
+            groups.extend(self._pack_run(run))
+        return [self.node("paragraph", units, self._path_of(units)) for units in groups]
 
-        nodes: list[Node] = []
-        for units in groups:
-            nodes.append(self.node("paragraph", units, self.paths[units[-1].block]))
-        return nodes
+    def _path_of(self, units: list[Unit]) -> list[str]:
+        """A passage's heading path: its heading's (it holds at most one, at its start); in source code, the
+        first named unit's."""
+        if self.doc.doc_type != "code":
+            return self.paths[units[-1].block]
+        return next((self.paths[u.block] for u in units if self.paths[u.block]), [])
 
-    def _heading_between(self, units: list[Unit], index: int) -> bool:
-        return any(self.blocks[i].kind == "heading" for i in range(units[-1].block + 1, index))
+    def _introduces(self, unit: Unit) -> bool:
+        """A heading or a lead-in: it belongs with the unit that follows it."""
+        return self.blocks[unit.block].kind == "heading" or (unit.pieces == 1 and self._is_lead_in(unit.block))
+
+    def _pack_run(self, units: list[Unit]) -> list[list[Unit]]:
+        """Consecutive ``units`` in passages of at most ``max_tokens``, balanced: ``n`` passages for a run that
+        needs ``n``, each cut once it reaches the run's size ÷ ``n``."""
+        total = sum(u.tokens for u in units) + GAP_TOKENS * (len(units) - 1)
+        if total <= self.max_tokens:
+            return [units]
+        target = total / -(-total // self.max_tokens)
+        groups: list[list[Unit]] = []
+        current: list[Unit] = []
+        size = 0
+        for unit in units:
+            if current and (size + GAP_TOKENS + unit.tokens > self.max_tokens or size >= target):
+                carry: list[Unit] = []
+                while current and self._introduces(current[-1]):
+                    carry.insert(0, current.pop())
+                carry_size = sum(u.tokens for u in carry) + GAP_TOKENS * len(carry)
+                if carry and carry_size + unit.tokens > self.max_tokens:
+                    current, carry = current + carry, []  # it cannot join the next unit: it stays behind
+                if current:
+                    groups.append(current)
+                current = carry
+                size = sum(u.tokens for u in current) + GAP_TOKENS * max(len(current) - 1, 0)
+            size += unit.tokens + (GAP_TOKENS if current else 0)
+            current.append(unit)
+        if current:
+            groups.append(current)
+        return groups
 
     # ---- sections and document ------------------------------------------------------------------------------
 
     def pack(self, granularity: str, paragraphs: list[Node], heading_path: list[str]) -> list[Node]:
-        """One chunk over ``paragraphs`` when it fits, else consecutive parts cut at paragraph boundaries
-        (preferring a cut before a heading once a part is half full)."""
+        """One chunk over ``paragraphs`` when it fits ``size_limit``, else consecutive parts cut at paragraph
+        boundaries (preferring a cut before a heading once a part is half full)."""
         if not paragraphs:
             return []
+        limit = size_limit(granularity, self.max_tokens)
         groups: list[list[Node]] = [[]]
         total = 0
         for para in paragraphs:
             current = groups[-1]
             starts_heading = self.blocks[para.units[0].block].kind == "heading"
-            over = total + para.tokens + GAP_TOKENS > self.max_tokens
-            if current and (over or (starts_heading and total >= self.max_tokens // 2)):
+            over = total + para.tokens + GAP_TOKENS > limit
+            if current and (over or (starts_heading and total >= limit // 2)):
                 groups.append([])
                 total = 0
             groups[-1].append(para)
@@ -389,7 +402,7 @@ class _Builder:
             node = self.node_of_paragraphs(granularity, group, heading_path)
             node.children = list(group)
             node.continued = i > 0
-            node.oversized = node.tokens > self.max_tokens and len(group) == 1 and group[0].oversized
+            node.oversized = node.tokens > limit and len(group) == 1 and group[0].oversized
             if len(groups) > 1:
                 node.metadata.update(part=i + 1, parts=len(groups), section_start=span[0], section_end=span[1])
             parts.append(node)

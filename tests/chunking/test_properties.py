@@ -4,6 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_core.chunking import chunk_document, fixed_chunks, lint
+from rag_core.chunking.structure import size_limit
 from rag_core.config import ChunkingConfig
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
@@ -72,8 +73,9 @@ def test_every_non_blank_character_is_in_a_paragraph_chunk(text, config):
 def test_no_chunk_over_the_maximum_unless_flagged(text, config):
     for chunk in chunk_document(make(text), config):
         if not chunk.oversized:
-            assert chunk.tokens <= config.max_tokens
-            assert count_tokens(chunk.text) <= config.max_tokens
+            limit = size_limit(chunk.granularity, config.max_tokens)
+            assert chunk.tokens <= limit
+            assert count_tokens(chunk.text) <= limit
 
 
 @SETTINGS

@@ -37,8 +37,22 @@ def by_text(chunks, prefix):
     return next(c for c in chunks if c.text.startswith(prefix))
 
 
-def test_paragraphs_keep_heading_and_lead_in_with_the_next_block(make_doc):
+def test_passages_pack_the_blocks_under_one_heading(make_doc):
     chunks = chunk_document(make_doc(GUIDE), ChunkingConfig(), "paragraph")
+    assert [(c.chunk_type, c.text) for c in chunks] == [
+        ("prose", "# Auth\n\nTokens expire after one hour."),
+        ("code", GUIDE[GUIDE.index("## JWT flow") : GUIDE.index("\n\n### Claims")]),
+        ("table", GUIDE[GUIDE.index("### Claims") : GUIDE.index("\n\n# FAQ")]),
+        ("prose", "# FAQ\n\nWhy JWT? Because it is stateless."),
+    ]
+    assert [c.heading_path for c in chunks] == [["Auth"], ["Auth", "JWT flow"], ["Auth", "JWT flow", "Claims"], ["FAQ"]]
+    assert chunks[1].language == "bash"
+    assert all(GUIDE[c.start : c.end] == c.text and c.verbatim for c in chunks)
+
+
+def test_max_tokens_sets_the_passage_size(make_doc):
+    """A smaller maximum cuts passages between blocks; a heading and a lead-in stay with what they introduce."""
+    chunks = chunk_document(make_doc(GUIDE), ChunkingConfig(max_tokens=32, overlap=4), "paragraph")
     assert [(c.chunk_type, c.text) for c in chunks] == [
         ("prose", "# Auth\n\nTokens expire after one hour."),
         ("list", "## JWT flow\n\nThe flow is:\n\n1. Sign the claims.\n2. Send the token."),
@@ -46,11 +60,23 @@ def test_paragraphs_keep_heading_and_lead_in_with_the_next_block(make_doc):
         ("table", GUIDE[GUIDE.index("### Claims") : GUIDE.index("\n\n# FAQ")]),
         ("prose", "# FAQ\n\nWhy JWT? Because it is stateless."),
     ]
-    assert [c.heading_path for c in chunks] == [
-        ["Auth"], ["Auth", "JWT flow"], ["Auth", "JWT flow"], ["Auth", "JWT flow", "Claims"], ["FAQ"]
-    ]
-    assert chunks[2].language == "bash"
-    assert all(GUIDE[c.start : c.end] == c.text and c.verbatim for c in chunks)
+    long_section = "# Notes\n\n" + "\n\n".join(f"Note {i} says one more thing about tokens." for i in range(40))
+    counts = [len(chunk_document(make_doc(long_section), ChunkingConfig(max_tokens=m, overlap=4), "paragraph"))
+              for m in (32, 64, 512)]
+    assert counts[0] > counts[1] > counts[2]
+
+
+def test_passages_are_balanced_and_never_end_with_a_heading_or_lead_in(make_doc):
+    paragraphs = [f"Paragraph {i} explains one more detail of the retry policy." for i in range(6)]
+    text = "# Retries\n\n" + "\n\n".join(paragraphs[:3]) + "\n\nThe steps are:\n\n- one\n- two\n\n" + \
+        "\n\n".join(paragraphs[3:])
+    chunks = chunk_document(make_doc(text), ChunkingConfig(max_tokens=48, overlap=4), "paragraph")
+    sizes = [c.tokens for c in chunks]
+    assert len(chunks) >= 2 and max(sizes) <= 48
+    for chunk in chunks:
+        assert not chunk.text.rstrip().endswith(":") and not chunk.text.rstrip().endswith("# Retries")
+    assert any("The steps are:\n\n- one" in c.text for c in chunks)
+    assert all(text[c.start : c.end] == c.text for c in chunks)
 
 
 def test_sections_nest_by_heading_level_with_links(make_doc, at):
@@ -70,10 +96,12 @@ def test_sections_nest_by_heading_level_with_links(make_doc, at):
     assert document.child_ids == [auth.id, faq.id]
     assert auth.contains_types == ["code", "heading", "list", "prose", "table"]
     assert faq.contains_types == ["heading", "prose"]
-    code = by_text(at(chunks, "paragraph"), "```bash")
+    code = by_text(at(chunks, "paragraph"), "## JWT flow")
     assert by_id[code.parent_id] is jwt
     assert code.id in jwt.child_ids
     assert jwt.chunk_type == "table" and faq.chunk_type == "prose"  # dominant by tokens
+    table = by_text(at(chunks, "paragraph"), "### Claims")
+    assert table.parent_id == claims.id
 
 
 def test_rows_repeat_the_header_and_keep_their_span(make_doc, at):
@@ -127,15 +155,17 @@ def test_oversized_prose_splits_at_sentences_with_overlap(make_doc):
 
 def test_oversized_code_is_refenced_per_piece(make_doc):
     body = "\n\n".join(f"def handler_{i}(event):\n    return compute(event, {i})" for i in range(4))
-    text = f"Intro paragraph.\n\n```python\n{body}\n```\n"
+    text = f"Intro paragraph that stands on its own.\n\n```python\n{body}\n```\n"
     chunks = chunk_document(make_doc(text), ChunkingConfig(max_tokens=32, overlap=4), "paragraph")
-    code = [c for c in chunks if c.chunk_type == "code"]
-    assert [c.text for c in code] == [
+    code = [c for c in chunks if c.text.startswith("```python")]
+    assert chunks[0].text.startswith("Intro paragraph") and chunks[0].text.endswith("compute(event, 0)\n```")
+    code = [chunks[0]] + code
+    assert [c.text.removeprefix("Intro paragraph that stands on its own.\n\n") for c in code] == [
         f"```python\ndef handler_{i}(event):\n    return compute(event, {i})\n```" for i in range(4)
     ]
     assert all(not c.verbatim and c.continued and c.language == "python" for c in code)
     # The span a piece stands for: the first reaches back to the opening fence, the last to the closing one.
-    assert text[code[0].start : code[0].end] == "```python\ndef handler_0(event):\n    return compute(event, 0)"
+    assert text[code[0].start : code[0].end] == text[: text.index("\ndef handler_1")].rstrip()
     assert text[code[1].start : code[1].end] == "def handler_1(event):\n    return compute(event, 1)"
     assert text[code[3].start : code[3].end] == "def handler_3(event):\n    return compute(event, 3)\n```"
 
@@ -167,28 +197,33 @@ def test_python_source_splits_at_top_level_definitions(make_doc):
         "class Store:\n    def get(self):\n        return 1\n"
     )
     doc = make_doc(source, doc_type="code", language="python", name="store.py")
-    paragraphs = chunk_document(doc, ChunkingConfig(), "paragraph")
+    paragraphs = chunk_document(doc, ChunkingConfig(max_tokens=32, overlap=4), "paragraph")
     assert [c.text for c in paragraphs] == [
-        "import os\n\nLIMIT = 3",
-        "@cache\ndef load(path):\n    return os.read(path)",
+        "import os\n\nLIMIT = 3\n\n\n@cache\ndef load(path):\n    return os.read(path)",
         "class Store:\n    def get(self):\n        return 1",
     ]
-    assert [c.heading_path for c in paragraphs] == [[], ["def load"], ["class Store"]]
+    assert [c.heading_path for c in paragraphs] == [["def load"], ["class Store"]]
+    (whole,) = chunk_document(doc, ChunkingConfig(), "paragraph")
+    assert whole.text == source.rstrip("\n")
     assert all(c.chunk_type == "code" and c.language == "python" for c in paragraphs)
 
 
 def test_other_languages_split_at_blank_line_blocks(make_doc):
-    source = "package main\n\nfunc a() {\n\n    x := 1\n}\n\nfunc b() {}\n"
+    body = "\n".join(f"    total += values[{i}] * weights[{i}]" for i in range(3))
+    source = f"package main\n\nfunc a() {{\n\n{body}\n}}\n\nfunc b() {{\n{body}\n}}\n"
     doc = make_doc(source, doc_type="code", language="go", name="main.go")
-    assert [c.text for c in chunk_document(doc, ChunkingConfig(), "paragraph")] == [
-        "package main", "func a() {\n\n    x := 1\n}", "func b() {}"
+    assert [c.text for c in chunk_document(doc, ChunkingConfig(max_tokens=48, overlap=2), "paragraph")] == [
+        f"package main\n\nfunc a() {{\n\n{body}\n}}", f"func b() {{\n{body}\n}}"
     ]
 
 
 def test_pdf_pages_are_carried_into_metadata(make_doc):
     text = "First page text.\n\nSecond page text.\n"
     doc = make_doc(text, metadata={"pages": [[0, 1], [18, 2]]})
-    paragraphs = chunk_document(doc, ChunkingConfig(), "paragraph")
+    paragraphs = chunk_document(doc, ChunkingConfig(max_tokens=32, overlap=4), "paragraph")
+    assert [c.metadata["pages"] for c in paragraphs] == [[1, 2]]
+    paragraphs = chunk_document(make_doc(text.replace("\n\n", "\n\n# Two\n\n"), metadata={"pages": [[0, 1], [18, 2]]}),
+                                ChunkingConfig(), "paragraph")
     assert [c.metadata["pages"] for c in paragraphs] == [[1], [2]]
     assert chunk_document(doc, ChunkingConfig(), "document")[0].metadata["pages"] == [1, 2]
 
