@@ -29,6 +29,7 @@ import numpy as np
 from rag_core.config import ChunkingConfig, Settings
 from rag_core.errors import IndexError_, RagError
 from rag_core.stores.collections import client, delete_collection, fresh_client, list_collections, lock_for
+from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.exact import EXACT_MAX_CHUNKS, ExactVectors
 from rag_core.stores.hot import HotTier, chunk_allowed
 from rag_core.stores.keyword import KeywordIndex
@@ -135,6 +136,11 @@ def _first_by_id(chunks: list[Chunk]) -> list[Chunk]:
             seen.add(chunk.id)
             unique.append(chunk)
     return unique
+
+
+def _names(documents: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Document id → the name keyword search reads with its chunks (none for pre-chunked documents)."""
+    return {doc_id: str(entry.get("name", "")) for doc_id, entry in documents.items() if entry.get("contextual", True)}
 
 
 def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
@@ -281,7 +287,8 @@ class Index(Navigation):
             raise IndexError_(f"index {self.name!r} is damaged ({e}); delete the collection and re-ingest") from e
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise IndexError_(f"index {self.name!r} is damaged ({e}); delete the collection and re-ingest") from e
-        keyword = KeywordIndex.load(self._side.bm25_dir(int(manifest.get("generation", 0))), chunks)
+        keyword = KeywordIndex.load(self._side.bm25_dir(int(manifest.get("generation", 0))), chunks,
+                                    _names(documents))
         return _Snapshot(manifest, chunks, by_doc, keyword, stamp)
 
     def _current(self) -> _Snapshot:
@@ -358,7 +365,7 @@ class Index(Navigation):
             if chunk.doc_id not in by_doc:
                 raise ValueError(f"chunk {chunk.id} belongs to document {chunk.doc_id}, which is not among the docs")
             by_doc[chunk.doc_id].append(chunk)
-        self._write([(doc, by_doc[doc.id]) for doc in docs], [], progress, report, False)
+        self._write([(doc, by_doc[doc.id]) for doc in docs], [], progress, report, False, contextual=False)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -371,7 +378,10 @@ class Index(Navigation):
         return True
 
     def _write(self, entries: list[tuple[Document, list[Chunk]]], remove_doc_ids: list[str],
-               progress: Progress | None, report: IngestReport, replace_same_name: bool) -> None:
+               progress: Progress | None, report: IngestReport, replace_same_name: bool, contextual: bool = True,
+               ) -> None:
+        """Commit ``entries`` and removals atomically; ``contextual=False`` embeds pre-chunked text as it is
+        (see ``rag_core.stores.contextual``)."""
         if not entries and not remove_doc_ids:
             return
         with self._lock, self._side.write_lock():
@@ -395,7 +405,7 @@ class Index(Navigation):
             fresh = [i for i in new_ids if i not in old.chunks]
             self._side.write_pending(fresh, stale)
             try:
-                self._upsert(entries, new_chunks, progress, report)
+                self._upsert(entries, new_chunks, progress, report, contextual)
                 generation = old.generation + 1
                 now = _now()
                 for doc_id in replaced:
@@ -407,9 +417,11 @@ class Index(Navigation):
                         counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
                     documents[doc.id] = {"name": doc.name, "file": file_name, "updated": now, "chunks": counts,
                                          "doc_type": doc.doc_type, "size": doc.size}
+                    if not contextual:
+                        documents[doc.id]["contextual"] = False
                 chunks = {i: c for i, c in old.chunks.items() if c.doc_id not in replaced}
                 chunks.update((c.id, c) for c in new_chunks)
-                keyword = KeywordIndex.build(chunks)
+                keyword = KeywordIndex.build(chunks, _names(documents))
                 keyword.save(self._side.bm25_dir(generation))
                 manifest = {**old.manifest, "generation": generation, "updated": now, "documents": documents}
                 self._side.commit(manifest)  # the commit point
@@ -431,33 +443,27 @@ class Index(Navigation):
             self._side.remove_unreferenced(manifest)
             self._side.clear_pending()
 
-    def _upsert(self, entries, new_chunks: list[Chunk], progress: Progress | None, report: IngestReport) -> None:
+    def _upsert(self, entries, new_chunks: list[Chunk], progress: Progress | None, report: IngestReport,
+                contextual: bool = True) -> None:
         names = {doc.id: doc.name for doc, _ in entries}
         updated = _now()
-        total = len(new_chunks)
         last = [-1]
 
-        def report_progress(done: int) -> None:
+        def report_progress(done: int, total: int) -> None:
             if progress is not None and done != last[0]:  # the embedder and we may both report the same count
                 last[0] = done
                 progress(done, total)
 
-        report_progress(0)
-        for start in range(0, total, WRITE_BATCH):
+        try:
+            vectors = embed_chunks(new_chunks, names, self.embedder.embed_documents, int(self.embedder.dim),
+                                   report_progress, contextual, batch=WRITE_BATCH)
+        except ValueError as e:
+            raise IndexError_(f"embedder {self.embedder.id}: {e}") from e
+        for start in range(0, len(new_chunks), WRITE_BATCH):
             batch = new_chunks[start : start + WRITE_BATCH]
-
-            def batch_progress(done: int, _total: int, offset: int = start) -> None:
-                report_progress(min(total, offset + done))
-
-            vectors = self.embedder.embed_documents([c.text for c in batch], batch_progress)
-            vectors = np.asarray(vectors, dtype=np.float32)
-            if vectors.shape != (len(batch), int(self.embedder.dim)):
-                raise IndexError_(f"embedder {self.embedder.id} returned shape {vectors.shape}, "
-                                  f"expected ({len(batch)}, {self.embedder.dim})")
-            self._store.upsert([c.id for c in batch], vectors,
+            self._store.upsert([c.id for c in batch], vectors[start : start + WRITE_BATCH],
                                [chunk_metadata(c, names[c.doc_id], updated) for c in batch])
             report.embedded += len(batch)
-            report_progress(min(total, start + len(batch)))
         for chunk in new_chunks:
             report.chunks[chunk.granularity] = report.chunks.get(chunk.granularity, 0) + 1
 
@@ -466,7 +472,7 @@ class Index(Navigation):
         if not ttl_s or ttl_s <= 0:
             raise ValueError(f"ttl_s must be a positive number of seconds, got {ttl_s!r}")
         chunks = self._chunk(doc)
-        vectors = self.embed_texts([c.text for c in chunks]) if chunks else np.zeros((0, self.embedder.dim))
+        vectors = embed_chunks(chunks, {doc.id: doc.name}, self.embedder.embed_documents, int(self.embedder.dim))
         self.hot.add(doc.id, doc.name, chunks, vectors, ttl_s)
         return chunks
 

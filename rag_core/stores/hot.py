@@ -113,7 +113,7 @@ class HotTier:
         with self._lock:
             keyword = self._keyword
         if keyword is None:
-            keyword = KeywordIndex.build(by_id)
+            keyword = KeywordIndex.build(by_id, {entry.doc_id: entry.name for entry in live})
             with self._lock:
                 self._keyword = keyword
         hits = keyword.search(query, k, granularity, chunk_types, doc_ids, exclude_ids)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_core.stores.contextual import context_text
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk
 
 _TYPE_BIT = {chunk_type: 1 << position for position, chunk_type in enumerate(CHUNK_TYPES)}
@@ -41,12 +42,9 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     )
 
 
-def index_text(chunk: Chunk) -> str:
-    """What BM25 sees for a chunk: its text, preceded by its heading path when the text lacks it."""
-    heading = chunk.heading
-    if heading and chunk.heading_path[-1] not in chunk.text:
-        return f"{heading}\n{chunk.text}"
-    return chunk.text
+def index_text(chunk: Chunk, doc_name: str = "") -> str:
+    """What BM25 sees for a chunk: its text after its document name and heading path (``context_text``)."""
+    return context_text(chunk, doc_name)
 
 
 def bits_of(chunk_types: Iterable[str]) -> int:
@@ -92,9 +90,11 @@ class KeywordIndex:
         self._subs = subs
 
     @classmethod
-    def build(cls, chunks: Mapping[str, Chunk]) -> KeywordIndex:
+    def build(cls, chunks: Mapping[str, Chunk], names: Mapping[str, str] | None = None) -> KeywordIndex:
+        """BM25 over ``chunks`` as ``index_text`` reads them (``names``: document id → name)."""
         import bm25s
 
+        names = names or {}
         by_granularity: dict[str, list[str]] = {}
         for chunk_id, chunk in chunks.items():
             by_granularity.setdefault(chunk.granularity, []).append(chunk_id)
@@ -103,7 +103,8 @@ class KeywordIndex:
             ids.sort()
             bm25 = bm25s.BM25()
             tokens = bm25s.tokenize(
-                [index_text(chunks[i]) for i in ids], stopwords="en", stemmer=_stemmer(), show_progress=False
+                [index_text(chunks[i], names.get(chunks[i].doc_id, "")) for i in ids],
+                stopwords="en", stemmer=_stemmer(), show_progress=False
             )
             bm25.index(tokens, show_progress=False)
             subs[granularity] = _SubIndex(bm25, ids, chunks)
@@ -117,7 +118,8 @@ class KeywordIndex:
             (sub_dir / "ids.json").write_text(json.dumps(sub.ids), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: Path, chunks: Mapping[str, Chunk]) -> KeywordIndex:
+    def load(cls, directory: Path, chunks: Mapping[str, Chunk], names: Mapping[str, str] | None = None,
+             ) -> KeywordIndex:
         """Load a saved index; rebuilds from ``chunks`` when the files are missing or disagree with them."""
         import bm25s
 
@@ -133,9 +135,9 @@ class KeywordIndex:
                 bm25 = bm25s.BM25.load(str(sub_dir), show_progress=False)
                 subs[granularity] = _SubIndex(bm25, ids, chunks)
         except (OSError, ValueError, KeyError):
-            return cls.build(chunks)
+            return cls.build(chunks, names)
         if sum(len(s.ids) for s in subs.values()) != len(chunks):
-            return cls.build(chunks)
+            return cls.build(chunks, names)
         return cls(subs)
 
     def search(

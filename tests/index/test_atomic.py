@@ -55,7 +55,7 @@ def test_failure_after_vectors_were_written_rolls_back(open_index, auth_doc, bil
     index.ingest([auth_doc])
     before = snapshot(index)
 
-    def broken_build(chunks):
+    def broken_build(chunks, names=None):
         raise OSError("disk full")
 
     monkeypatch.setattr(index_module.KeywordIndex, "build", broken_build)
@@ -69,7 +69,8 @@ def test_failure_after_vectors_were_written_rolls_back(open_index, auth_doc, bil
 
 
 def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, tmp_path: Path):
-    """Start a subprocess that ingests one sample document; with ``marker`` it stalls midway after touching it."""
+    """Start a subprocess that ingests one sample document; with ``marker`` it stalls after its second vector
+    write, once it has touched the marker."""
     script = textwrap.dedent(f"""
         import importlib.util, sys, time
         spec = importlib.util.spec_from_file_location("index_fakes", {str(CONFTEST)!r})
@@ -79,17 +80,20 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
         from rag_core.config import Settings
         index_module.WRITE_BATCH = 2  # small batches: some vectors land before the stall
 
-        class Stalling(fakes.FakeEmbedder):
-            def embed_documents(self, texts, progress=None):
-                out = super().embed_documents(texts, progress)
-                if {str(marker) if marker else ""!r} and self.calls == 2:
-                    open({str(marker)!r}, "w").write("midway")
-                    time.sleep(60)
-                return out
+        upsert, writes = index_module.ChromaVectorStore.upsert, []
+
+        def stalling_upsert(self, *args, **kwargs):
+            upsert(self, *args, **kwargs)
+            writes.append(1)
+            if {str(marker) if marker else ""!r} and len(writes) == 2:
+                open({str(marker)!r}, "w").write("midway")
+                time.sleep(60)
+
+        index_module.ChromaVectorStore.upsert = stalling_upsert
 
         settings = Settings(data_dir={str(settings.data_dir)!r}, chroma_host={settings.chroma_host!r},
                             chroma_port={settings.chroma_port})
-        index = index_module.Index.open({name!r}, settings, Stalling(), None, chunker=fakes.fake_chunker)
+        index = index_module.Index.open({name!r}, settings, fakes.FakeEmbedder(), None, chunker=fakes.fake_chunker)
         index.ingest([fakes.make_doc({doc_var.lower() + ".md"!r}, fakes.{doc_var})], force=True)
         print("done")
     """)

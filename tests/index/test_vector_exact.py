@@ -12,6 +12,7 @@ from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Filters, Index
 from rag_core.loaders import load_path, sample_paths
+from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import chunk_allowed
 from rag_core.stores.vector import EF_SEARCH, ChromaVectorStore, make_client
@@ -57,7 +58,8 @@ def test_embedded_vector_search_is_exact_without_chroma_hnsw(data_dir, monkeypat
     index = Index.open("exact", settings, embedder)
     monkeypatch.setattr(index._store, "query", lambda *a, **k: pytest.fail("HNSW query on an embedded index"))
     chunks = index.chunks()
-    vectors = embedder.embed_documents([c.text for c in chunks])
+    names = {d["doc_id"]: d["name"] for d in index.documents()}
+    vectors = embed_chunks(chunks, names, embedder.embed_documents, embedder.dim)
     questions = [json.loads(line)["question"] for line in
                  (sample_documents_dir() / "golden.jsonl").read_text().splitlines() if line.strip()]
     k = 10
