@@ -6,11 +6,14 @@ import importlib
 import sys
 import time
 
-BENCHMARKS = ("chunkers", "embeddings", "scifact", "latency", "golden", "agent", "load")
+BENCHMARKS = ("chunkers", "embeddings", "scifact", "latency", "golden", "agent", "docsqa", "load")
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) > 1 and args[0] in BENCHMARKS and args[1].startswith("-"):  # one benchmark with its own flags
+        return importlib.import_module(f"bench.{args[0]}").main(args[1:])
+    names = args or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)

@@ -149,12 +149,13 @@ def langchain_chunks(docs: list) -> list:
 
 
 def _fingerprint(chunks: list) -> str:
-    from rag_core.index import embedding_text
+    """What an index holds and how it embeds it: chunk ids and texts, and the embedding recipe."""
+    from rag_core.stores import contextual
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"{contextual.EMBED_WINDOW_TOKENS}{contextual.context_text.__doc__}".encode())
     for chunk in chunks:
         digest.update(chunk.id.encode())
-        digest.update(embedding_text(chunk, "").encode())
+        digest.update(chunk.text.encode())
     return digest.hexdigest()[:8]
 
 

@@ -38,8 +38,10 @@ def pick_question_set():
     if source == SOURCES[0]:
         return state.guarded(load_golden, "Golden question set")
     if source == SOURCES[1]:
-        st.caption("Columns/fields: `question` and `answer_text` (or `answer_texts`, a JSON list or `a|b`) and/or "
-                   "`doc` + `heading`; optional `id`, `intent` (fact, code, procedure, data).")
+        st.caption("Columns/fields: `question` and `answer_text` (or `answer_texts`, a JSON list or `a|b`), or "
+                   "`evidence` (places: `file`, `heading_path`, verbatim `spans`, one of which must be retrieved: "
+                   "gold that does not depend on chunking), and/or `doc` + `heading`; optional `id`, `intent` "
+                   "(fact, code, procedure, data, multi).")
         # An uploader cannot be given its file back after a visit to another page: the parsed set is kept instead,
         # until the user uploads another file or removes this one.
         upload = st.file_uploader("Question file", type=["csv", "jsonl", "json"], key="eval_upload",

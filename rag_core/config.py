@@ -85,7 +85,9 @@ class RetrievalConfig(_Strict):
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the vector score in weighted fusion.")
     granularity: Literal["document", "section", "paragraph", "row", "any"] = "paragraph"
     chunk_types: list[Literal["prose", "code", "table", "list", "quote", "heading"]] | None = None
-    use_intent_filter: bool = True
+    # The intent's chunk types as a hard filter: off by default, since a wrong guess removes the answer (real-docs
+    # QA measured it; bench docsqa).
+    use_intent_filter: bool = False
     initial_k: int = Field(3, ge=1, le=100)
     max_k: int = Field(20, ge=1, le=200)
     max_iterations: int = Field(3, ge=1, le=10)

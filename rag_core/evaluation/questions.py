@@ -1,7 +1,9 @@
 """Question sets: the built-in golden set, uploaded CSV/JSONL files and BEIR folders, plus relevance matching.
 
 A question is judged either by the answer text it must find (so relevance does not depend on chunk boundaries),
-by the document and heading its answer lives under, or — for BEIR — by the ids of relevant corpus documents.
+by evidence places (each a document and verbatim spans from it, one of which must be found: the real-docs QA
+format of ``../shared/datasets/fastapi_docs_qa``), by the document and heading its answer lives under, or — for
+BEIR — by the ids of relevant corpus documents.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from rag_core.config import PROJECT_ROOT
 from rag_core.types import HEADING_SEPARATOR, Chunk
 
 GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
-INTENTS = ("fact", "code", "procedure", "data")
+INTENTS = ("fact", "code", "procedure", "data", "multi")
 MAX_QUESTIONS = 5000
+MAX_EVIDENCE_PLACES = 20
+MAX_SPANS = 20
 
 # Column names accepted in uploads (first is canonical); everything else in a row is an error.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -31,6 +35,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "answer_texts": ("answer_texts", "answers"),
     "doc": ("doc", "document", "doc_name", "source"),
     "heading": ("heading", "section"),
+    "evidence": ("evidence",),
 }
 _FIELD_OF = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
 _MARKUP = re.compile(r"[`*]")
@@ -48,9 +53,16 @@ class Question:
     doc: str | None = None
     heading: str | None = None
     relevant_ids: dict[str, int] = field(default_factory=dict)
+    # Evidence places: {"file": name or None, "heading_path": [...], "spans": [verbatim text, ...]}; a place is
+    # found when one of its spans is in a chunk of that file (whitespace-normalised).
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    reference_answer: str = ""
 
     def targets(self) -> list[str]:
-        """Ids of what must be found: one per answer text, else the section, else the relevant documents."""
+        """Ids of what must be found: one per evidence place, else per answer text, else the section, else the
+        relevant documents."""
+        if self.evidence:
+            return [f"place:{i}" for i in range(len(self.evidence))]
         if self.answer_texts:
             return [f"answer:{i}" for i in range(len(self.answer_texts))]
         if self.doc or self.heading:
@@ -94,6 +106,11 @@ def normalise(text: str) -> str:
 
 def chunk_matches(question: Question, chunk: Chunk, source_name: str = "") -> list[str]:
     """The targets of ``question`` this chunk satisfies (see ``Question.targets``)."""
+    if question.evidence:
+        text = _SPACES.sub(" ", chunk.text)
+        return [f"place:{i}" for i, place in enumerate(question.evidence)
+                if (not place.get("file") or _same_file(place["file"], chunk, source_name))
+                and any(_SPACES.sub(" ", span).strip() in text for span in place["spans"])]
     if question.doc and not _same_doc(question.doc, chunk, source_name):
         return []
     if question.answer_texts:
@@ -111,6 +128,17 @@ def _same_doc(doc: str, chunk: Chunk, source_name: str) -> bool:
     names = {chunk.doc_id, source_name, str(chunk.metadata.get("source_name", ""))}
     wanted = doc.casefold()
     return any(name and (name.casefold() == wanted or Path(name).name.casefold() == wanted) for name in names)
+
+
+def _same_file(file: str, chunk: Chunk, source_name: str) -> bool:
+    """``file`` names the chunk's document: equal, or one path ends with the other (``docs/en/docs/a/b.md`` and
+    ``a/b.md``)."""
+    wanted = file.replace("\\", "/").strip("/").casefold()
+    for name in (source_name, str(chunk.metadata.get("source_name", "")), chunk.doc_id):
+        name = name.replace("\\", "/").strip("/").casefold()
+        if name and (name == wanted or wanted.endswith("/" + name) or name.endswith("/" + wanted)):
+            return True
+    return False
 
 
 def ranked_targets(question: Question, hits: Iterable[tuple[Chunk, str]]) -> list[str]:
@@ -222,21 +250,63 @@ def _question(row: dict[str, Any], where: str, default_id: str) -> Question:
     question = _text(values.get("question"), "question", where)
     if not question:
         raise ValueError(f"{where}: field 'question' is missing or empty")
+    evidence = _evidence(values.get("evidence"), where)
     answers = _answer_list(values.get("answer_texts"), where)
     single = _text(values.get("answer_text"), "answer_text", where)
+    reference = ""
+    if evidence:  # the evidence is the gold; an answer given with it is the reference answer, shown, not matched
+        reference, single, answers = single or " ".join(answers), "", []
     if single:
         answers = [single, *[a for a in answers if a != single]]
     doc = _text(values.get("doc"), "doc", where) or None
     heading = _text(values.get("heading"), "heading", where) or None
-    if not answers and not doc and not heading:
+    if not answers and not doc and not heading and not evidence:
         raise ValueError(
-            f"{where}: give 'answer_text' (or 'answer_texts') and/or 'doc' and 'heading' to judge '{question}'"
+            f"{where}: give 'answer_text' (or 'answer_texts'), 'evidence', and/or 'doc' and 'heading' to judge "
+            f"'{question}'"
         )
     intent = _text(values.get("intent"), "intent", where).lower() or None
     if intent is not None and intent not in INTENTS:
         raise ValueError(f"{where}: field 'intent' is '{intent}'; allowed: {', '.join(INTENTS)}")
     qid = _text(values.get("id"), "id", where) or default_id
-    return Question(id=qid, question=question, intent=intent, answer_texts=answers, doc=doc, heading=heading)
+    return Question(id=qid, question=question, intent=intent, answer_texts=answers, doc=doc, heading=heading,
+                    evidence=evidence, reference_answer=reference)
+
+
+def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
+    """Evidence places: a list (or JSON text of one) of {"file", "heading_path", "spans"}."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{where}: field 'evidence' is not a valid JSON list ({e.msg})") from e
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where}: field 'evidence' must be a list of places, each with 'spans'")
+    if len(value) > MAX_EVIDENCE_PLACES:
+        raise ValueError(f"{where}: {len(value)} evidence places; at most {MAX_EVIDENCE_PLACES}")
+    places = []
+    for number, place in enumerate(value, start=1):
+        label = f"{where}: evidence place {number}"
+        if not isinstance(place, dict):
+            raise ValueError(f"{label} must be an object with 'spans' (and optionally 'file', 'heading_path')")
+        unknown = sorted(set(place) - {"file", "heading_path", "spans"})
+        if unknown:
+            raise ValueError(f"{label}: unknown field(s) {unknown}; allowed: file, heading_path, spans")
+        spans = place.get("spans")
+        if not isinstance(spans, list) or not spans or not all(isinstance(x, str) and x.strip() for x in spans):
+            raise ValueError(f"{label}: 'spans' must be a non-empty list of texts")
+        if len(spans) > MAX_SPANS:
+            raise ValueError(f"{label}: {len(spans)} spans; at most {MAX_SPANS}")
+        file = place.get("file")
+        if file is not None and not isinstance(file, str):
+            raise ValueError(f"{label}: 'file' must be text")
+        path = place.get("heading_path") or []
+        if not isinstance(path, list) or not all(isinstance(x, str) for x in path):
+            raise ValueError(f"{label}: 'heading_path' must be a list of texts")
+        places.append({"file": file or None, "heading_path": list(path), "spans": list(spans)})
+    return places
 
 
 def _text(value: Any, field_name: str, where: str) -> str:

@@ -33,6 +33,10 @@ SEARCH_STRATEGIES: tuple[str, ...] = ("vector", "keyword", "hybrid")
 # Each retriever's candidate depth in hybrid search: fusion needs more than k candidates per list to work.
 HYBRID_MIN_DEPTH = 30
 HYBRID_DEPTH_FACTOR = 3
+# Hits fetched per hit returned, so that k distinct places remain once overlapping granularities collapse.
+OVERFETCH = 2
+# Share of the smaller of two spans that must overlap for them to count as one place.
+SAME_PLACE_OVERLAP = 0.5
 # Granularity widening: the next, larger set of granularities searched when confidence stays low.
 WIDER_GRANULARITY: dict[str, list[str] | None] = {
     "paragraph": ["paragraph", "section"],
@@ -103,10 +107,15 @@ class Retriever:
 
     def search(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str] = (),
                config: RetrievalConfig | None = None) -> list[Hit]:
-        """One search with ``strategy`` (vector, keyword or hybrid): up to ``k`` hits with calibrated confidence."""
+        """One search with ``strategy`` (vector, keyword or hybrid): up to ``k`` hits with calibrated confidence,
+        each a distinct place (a hit overlapping a better one of the same document is left out)."""
         if strategy not in SEARCH_STRATEGIES:
             raise ValueError(f"unknown search strategy {strategy!r}; choose from {list(SEARCH_STRATEGIES)}")
         config = config or self.config
+        return collapse_overlaps(self._ranked(strategy, query, OVERFETCH * k, filters, exclude_ids, config))[:k]
+
+    def _ranked(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str],
+                config: RetrievalConfig) -> list[Hit]:
         exclude = list(exclude_ids)
         terms = content_terms(query)
         if strategy == "vector":
@@ -271,6 +280,24 @@ class Retriever:
                                below_min_score=below)
         trace.elapsed_ms = (time.perf_counter() - tick) * 1000
         return trace
+
+
+def collapse_overlaps(hits: list[Hit]) -> list[Hit]:
+    """``hits`` best first without those that repeat a better hit's place: a passage inside a section already
+    listed, the section of a passage already listed, a row of a listed table (overlap ≥ ``SAME_PLACE_OVERLAP``
+    of the smaller span, same document)."""
+    kept: list[Hit] = []
+    for hit in hits:
+        chunk = hit.chunk
+        size = max(chunk.end - chunk.start, 1)
+        if not any(other.chunk.doc_id == chunk.doc_id and _overlap(other.chunk, chunk)
+                   >= SAME_PLACE_OVERLAP * min(size, max(other.chunk.end - other.chunk.start, 1)) for other in kept):
+            kept.append(hit)
+    return kept
+
+
+def _overlap(a: Chunk, b: Chunk) -> int:
+    return min(a.end, b.end) - max(a.start, b.start)
 
 
 def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:

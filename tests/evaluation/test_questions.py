@@ -8,6 +8,7 @@ from rag_core.evaluation.questions import (
     load_beir,
     load_golden,
     normalise,
+    parse_jsonl,
     parse_upload,
     ranked_targets,
 )
@@ -128,3 +129,35 @@ def test_load_beir_errors(tmp_path):
     write_beir(tmp_path / "bad", qrels="1\td1\n")
     with pytest.raises(ValueError, match="test.tsv line 1: expected 3 tab-separated columns"):
         load_beir(tmp_path / "bad")
+
+
+EVIDENCE_ROW = {
+    "id": "fa-1", "question": "How do I accept a file path in a URL?", "intent": "procedure",
+    "answer": "Use the path convertor.",
+    "evidence": [{"file": "docs/en/docs/tutorial/path-params.md", "heading_path": ["Path Parameters"],
+                  "spans": ["Using an option directly from Starlette you can declare", "a second span that is absent"]},
+                 {"file": "docs/en/docs/tutorial/other.md", "spans": ["the second place of a multi-part question"]}],
+}
+
+
+def test_evidence_places_are_found_by_any_span_in_a_chunk_of_their_file():
+    (question,) = parse_jsonl(json.dumps(EVIDENCE_ROW), "qa.jsonl")
+    assert question.targets() == ["place:0", "place:1"]
+    assert question.answer_texts == [] and question.reference_answer == "Use the path convertor."
+    text = "Intro.\n\nUsing an option directly\nfrom Starlette you can declare x"
+    chunk = Chunk("c1", "d1", "paragraph", "prose", text, 0, 10, 5)
+    assert chunk_matches(question, chunk, "tutorial/path-params.md") == ["place:0"]
+    assert chunk_matches(question, chunk, "tutorial/other.md") == []  # the right words in another file
+    assert ranked_targets(question, [(chunk, "tutorial/path-params.md")]) == ["place:0"]
+
+
+@pytest.mark.parametrize(("evidence", "message"), [
+    ([], "must be a list of places"),
+    ([{"spans": []}], "'spans' must be a non-empty list"),
+    ([{"spans": ["x"], "page": 3}], "unknown field"),
+    ("[not json", "not a valid JSON list"),
+])
+def test_bad_evidence_names_the_line_and_the_problem(evidence, message):
+    row = {**EVIDENCE_ROW, "evidence": evidence}
+    with pytest.raises(ValueError, match=message):
+        parse_jsonl(json.dumps(row), "qa.jsonl")
