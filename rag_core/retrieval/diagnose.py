@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.index import Filters
+from rag_core.retrieval.dynamic import OVERFETCH, collapse_overlaps, same_place
 from rag_core.retrieval.fusion import rrf_fuse
 from rag_core.retrieval.trace import RetrievalResult
 from rag_core.types import Chunk
@@ -127,9 +128,17 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     why.checks.append(StepCheck("filter", failure is None, failure or f"passes the last pass's filters {last.filters}"))
     if failure:
         return why
-    deep = retriever.search(last.strategy, query, max(depth, last.k), Filters(
+    ranked = retriever.ranked(last.strategy, query, OVERFETCH * max(depth, last.k), Filters(
         granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types")), list(excluded),
         config)
+    position = next((i for i, h in enumerate(ranked) if h.chunk.id == chunk_id), None)
+    if position is not None:
+        better = same_place(chunk, [h.chunk for h in collapse_overlaps(ranked[:position])])
+        if better is not None:
+            why.checks.append(StepCheck("same place", False, f"overlaps {better.granularity} {better.id}, ranked "
+                                        "higher in the same document: a place is listed once"))
+            return why
+    deep = collapse_overlaps(ranked)
     rank = next((i for i, h in enumerate(deep, start=1) if h.chunk.id == chunk_id), None)
     in_top = rank is not None and rank <= last.k
     where = f"rank {rank}" if rank is not None else f"not in the top {max(depth, last.k)}"

@@ -112,10 +112,12 @@ class Retriever:
         if strategy not in SEARCH_STRATEGIES:
             raise ValueError(f"unknown search strategy {strategy!r}; choose from {list(SEARCH_STRATEGIES)}")
         config = config or self.config
-        return collapse_overlaps(self._ranked(strategy, query, OVERFETCH * k, filters, exclude_ids, config))[:k]
+        return collapse_overlaps(self.ranked(strategy, query, OVERFETCH * k, filters, exclude_ids, config))[:k]
 
-    def _ranked(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str],
-                config: RetrievalConfig) -> list[Hit]:
+    def ranked(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str] = (),
+               config: RetrievalConfig | None = None) -> list[Hit]:
+        """The top ``k`` of one search as ranked, overlapping places included (``search`` collapses them)."""
+        config = config or self.config
         exclude = list(exclude_ids)
         terms = content_terms(query)
         if strategy == "vector":
@@ -288,16 +290,20 @@ def collapse_overlaps(hits: list[Hit]) -> list[Hit]:
     of the smaller span, same document)."""
     kept: list[Hit] = []
     for hit in hits:
-        chunk = hit.chunk
-        size = max(chunk.end - chunk.start, 1)
-        if not any(other.chunk.doc_id == chunk.doc_id and _overlap(other.chunk, chunk)
-                   >= SAME_PLACE_OVERLAP * min(size, max(other.chunk.end - other.chunk.start, 1)) for other in kept):
+        if same_place(hit.chunk, [h.chunk for h in kept]) is None:
             kept.append(hit)
     return kept
 
 
-def _overlap(a: Chunk, b: Chunk) -> int:
-    return min(a.end, b.end) - max(a.start, b.start)
+def same_place(chunk: Chunk, better: Iterable[Chunk]) -> Chunk | None:
+    """The first of ``better`` that stands for the same place as ``chunk`` (see ``collapse_overlaps``)."""
+    size = max(chunk.end - chunk.start, 1)
+    for other in better:
+        if other.doc_id == chunk.doc_id and other.id != chunk.id:
+            overlap = min(other.end, chunk.end) - max(other.start, chunk.start)
+            if overlap >= SAME_PLACE_OVERLAP * min(size, max(other.end - other.start, 1)):
+                return other
+    return None
 
 
 def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:

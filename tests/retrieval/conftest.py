@@ -101,16 +101,17 @@ def _stems(text: str) -> list[str]:
 
 
 CORPUS = [
+    # Spans as in a real document: the passages one after another, the Guide section spanning the first three.
     new_chunk("p-install", "To install Wrenfall run pip install wrenfall and then wrenfall init in your project.",
-               heading_path=["Guide", "Install"]),
+               heading_path=["Guide", "Install"], start=0),
     new_chunk("p-config", "The timeout setting controls how long a request may take before it is cancelled.",
-               heading_path=["Guide", "Configuration"]),
+               heading_path=["Guide", "Configuration"], start=100),
     new_chunk("c-config", "```python\nclient = Client(timeout=30)\nclient.fetch('jobs')\n```", chunk_type="code",
-               heading_path=["Guide", "Configuration"]),
+               heading_path=["Guide", "Configuration"], start=200),
     new_chunk("t-limits", "| plan | max jobs |\n| --- | --- |\n| free | 5 |\n| pro | 500 |", chunk_type="table",
-               heading_path=["Plans"]),
+               heading_path=["Plans"], start=300),
     new_chunk("s-guide", "Guide section: install the package, configure the timeout and run jobs with the client.",
-               granularity="section", heading_path=["Guide"]),
+               granularity="section", heading_path=["Guide"], start=0, end=290),
     new_chunk("p-other", "Bananas are yellow fruit that grow in tropical climates.", doc_id="d2",
                heading_path=["Fruit"]),
 ]

@@ -18,8 +18,8 @@ def test_retriever_on_the_real_index(real_index):
 
 
 def test_data_intent_filters_tables_first(real_index):
-    result = Retriever(real_index, RetrievalConfig(strategy="keyword", min_confidence=0.0)).retrieve(
-        "how many jobs on the pro plan")
+    result = Retriever(real_index, RetrievalConfig(strategy="keyword", min_confidence=0.0, use_intent_filter=True)
+                       ).retrieve("how many jobs on the pro plan")
     assert result.intent == "data"
     assert result.iterations[0].filters["chunk_types"] == ["table"]
     assert {h.chunk.chunk_type for h in result.hits} == {"table"}

@@ -25,7 +25,7 @@ def test_vector_hits_keep_rank_raw_score_and_calibrated_confidence(fake_index):
 
 
 def test_low_confidence_relaxes_chunk_type_then_granularity_and_doubles_k(fake_index):
-    result = _retriever(fake_index, strategy="keyword", min_confidence=1.0).retrieve(
+    result = _retriever(fake_index, strategy="keyword", min_confidence=1.0, use_intent_filter=True).retrieve(
         "show me the code for the timeout client")
     assert result.intent == "code"
     steps = [(it.k, it.filters["granularity"], it.filters["chunk_types"], it.decision) for it in result.iterations]
@@ -37,7 +37,7 @@ def test_low_confidence_relaxes_chunk_type_then_granularity_and_doubles_k(fake_i
     assert "dropped the chunk-type filter ['code']" in result.iterations[0].decision_reason
     assert "max_iterations (3) reached" in result.iterations[-1].decision_reason
     assert all(it.elapsed_ms >= 0 for it in result.iterations)
-    assert "s-guide" in {h.chunk.id for h in result.iterations[-1].hits}  # the section came in once widened
+    assert fake_index.calls[-1][3]["granularity"] == ["paragraph", "section"]  # sections searched once widened
 
 
 def test_widens_k_when_no_filter_is_left_and_stops_at_max_k(fake_index):
@@ -117,13 +117,20 @@ def test_web_failure_falls_back_to_hybrid_with_the_reason(fake_index, searx):
     assert "web search failed" in result.route_reason and "HTTP 500" in result.route_reason
 
 
-def test_dedup_drops_chunks_inside_a_selected_section(fake_index):
-    # In the fake corpus every d1 chunk starts at offset 0 and the d1 section spans all of them.
-    result = _retriever(fake_index, strategy="keyword", granularity="any", min_confidence=0.0, initial_k=6,
-                        use_intent_filter=False).retrieve("guide section install package timeout jobs client")
-    assert [h.chunk.id for h in result.hits] == ["s-guide"]
-    assert {d.chunk_id for d in result.dedup.dropped} == {"p-install", "p-config", "c-config", "t-limits"}
+def test_overlapping_places_collapse_to_the_best_ranked(fake_index):
+    query = "guide section install package timeout jobs client"
+    retriever = _retriever(fake_index, strategy="keyword", granularity="any", min_confidence=0.0, initial_k=6)
+    result = retriever.retrieve(query)
+    assert [h.chunk.id for h in result.hits] == ["s-guide", "t-limits"]  # the passages inside the section collapse
+    assert not result.dedup.dropped
+
+
+def test_dedup_drops_chunks_inside_a_section_already_held(fake_index):
+    retriever = _retriever(fake_index, strategy="keyword", granularity="paragraph", min_confidence=0.0, initial_k=6)
+    result = retriever.retrieve("install package timeout jobs client", exclude_ids=["s-guide"])
+    assert {d.chunk_id for d in result.dedup.dropped} == {"p-install", "p-config", "c-config"}
     assert {d.reason for d in result.dedup.dropped} == {"contained in selected section s-guide"}
+    assert [h.chunk.id for h in result.hits] == ["t-limits"]
     assert result.dedup.tokens_saved == sum(fake_index.get(d.chunk_id).tokens for d in result.dedup.dropped)
 
 
