@@ -120,9 +120,9 @@ class AgentContext:
                keep: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Keep the best-ranked chunks that fit ``target_tokens``, in rank order; returns what was trimmed.
 
-        Chunks are taken in ``ranked_ids`` order (held chunks not listed come last); one that does not fit is
-        skipped so a smaller, lower-ranked chunk can still use the room. The best chunk and the ``keep`` ids (e.g.
-        the best hit of each part of a question) are always kept, even past the target.
+        The ``keep`` ids (e.g. the best hit of each part of a question) are taken first, then the others in
+        ``ranked_ids`` order (held chunks not listed come last); one that does not fit is skipped so a smaller,
+        lower-ranked chunk can still use the room. Only the very first chunk is kept whatever its size.
         ``cost`` is a hit's size in tokens (default: its chunk's tokens; the caller may count formatting too).
         """
         cost = cost or (lambda hit: hit.chunk.tokens)
@@ -134,7 +134,7 @@ class AgentContext:
         used = 0
         for hit in ranked:
             size = cost(hit)
-            if not kept or hit.chunk.id in must or used + size <= target_tokens:
+            if not kept or used + size <= target_tokens:
                 kept.append(hit)
                 used += size
             else:

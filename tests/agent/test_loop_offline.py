@@ -32,7 +32,7 @@ def test_generator_streams_steps_then_result(fake_index, fake_retriever):
     assert [s.tool for s in result.steps] == ["search", "done"]
     search, done = result.steps
     assert (search.granularity, search.route, search.confidence, search.threshold) == ("paragraph", "keyword", 1.0, 0.7)
-    assert (search.args["strategy"], search.args["widen"], search.args["max_results"]) == ("hybrid", False, 5)
+    assert (search.args["strategy"], search.args["widen"], search.args["max_results"]) == ("hybrid", False, 10)
     assert search.hits[0]["chunk_id"] == "auth-p1" and search.added == ["auth-p1"]
     assert result.answer.startswith(EXTRACTIVE_NOTE)
     assert "`wren keys rotate --name KEY`" in result.answer and result.citations == ["auth-p1"]
@@ -219,3 +219,14 @@ def test_extractive_answer_quotes_list_items_and_tables_whole():
     assert answer.text == (EXTRACTIVE_NOTE + "\n\n\n| port | use |\n| --- | --- |\n| 7420 | API |\n\n[t1]\n\n"
                            "- Press Rotate key now. [l1]")
     assert answer.citations == ["t1", "l1"]
+
+
+def test_final_context_keeps_the_best_within_the_budget_after_gathering_more(fake_index, fake_retriever):
+    """The policy may hold more than the budget while it works; the answer's context is the best within it."""
+    config = RAGConfig(agent={"context_budget": 200})
+    result = _ask("How long do tokens last? How do I rotate a key?", fake_index, fake_retriever, config)
+    assert result.context_tokens <= 200
+    first_search = result.steps[0]
+    assert first_search.hits and first_search.hits[0]["chunk_id"] in {h.chunk.id for h in result.context_hits}
+    done = result.steps[-1]
+    assert done.tool == "done" and done.context_budget == 200

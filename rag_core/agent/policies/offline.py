@@ -8,10 +8,12 @@ at section granularity for context (zooming into a broad section; for code quest
 retry with a rewritten query; zoom out of a paragraph too small to stand alone when its section is small; skip a
 part whose terms the context already holds; stop when every part is answered with confidence or one step is left.
 
-The final context is ranked by reciprocal-rank fusion over all of the run's searches (weighted by each hit's
-calibrated confidence; follow-up searches count less than the plain first one) and trimmed to the size of the
-first search's results, so extra steps replace weak chunks instead of adding tokens; each part of a multi-part
-question keeps its best-supported chunk. Then the policy answers extractively (and says so).
+While it works the policy gathers up to ``GATHER_FACTOR`` times the context budget; when it is done, the held
+chunks are ranked by reciprocal-rank fusion over all of the run's searches (weighted by each hit's calibrated
+confidence; follow-up searches count less than the plain first one, so the first search's best chunks stay
+unless something ranked better replaces them) and the best are kept up to the context budget: the extra steps
+add evidence where they found it and replace weaker chunks, never push the context past its budget. Each part of
+a multi-part question keeps its best-supported chunk. Then the policy answers extractively (and says so).
 """
 
 from __future__ import annotations
@@ -23,11 +25,8 @@ from dataclasses import dataclass
 from rag_core.agent.answer import extractive_answer
 from rag_core.agent.loop import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
-from rag_core.retrieval.formatting import BLOCK_SEPARATOR, format_context
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.text import content_terms, term_coverage
-from rag_core.tokens import count_tokens
-from rag_core.types import Hit
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
 ZOOM_IN_TOKENS = 120
@@ -35,8 +34,10 @@ ZOOM_IN_TOKENS = 120
 ZOOM_OUT_TOKENS = 24
 # How many top hits of a search may be zoomed into or out of.
 ZOOM_TOP = 2
-# Results of the first (paragraph) search of the question: the size of a one-shot top-k; and of each part's search.
-FIRST_RESULTS = 5
+# Results of the first (paragraph) search of the question: enough to fill the budget; and of each part's search.
+FIRST_RESULTS = 10
+# While working, the context may hold this many times its budget; the final context is the best within the budget.
+GATHER_FACTOR = 3
 PART_RESULTS = 3
 # Results of a section search made for context when the paragraph search was unsure.
 CONTEXT_RESULTS = 2
@@ -112,11 +113,6 @@ def rewritten(query: str) -> str:
     return " ".join(kept) or stripped
 
 
-def _block_tokens(hit: Hit) -> int:
-    """Tokens ``hit`` takes in the formatted context (its header, text and the separator before it)."""
-    return format_context([hit], budget=1_000_000).tokens + count_tokens(BLOCK_SEPARATOR)
-
-
 @dataclass(slots=True)
 class _Task:
     tool: str
@@ -142,7 +138,7 @@ class OfflinePolicy:
         self.spans: dict[str, tuple[str, int, int]] = {}
         self.part_best: dict[str, tuple[float, str]] = {}
         self.whole_unsure = False
-        self.target_tokens: int | None = None
+        self.final_budget: int | None = None
 
     def begin(self, run: AgentRun) -> None:
         self.tasks.clear()
@@ -151,7 +147,9 @@ class OfflinePolicy:
         self.spans = {}
         self.part_best = {}
         self.whole_unsure = False
-        self.target_tokens = None
+        if self.final_budget is None:
+            self.final_budget = run.context.budget
+            run.context.budget = GATHER_FACTOR * self.final_budget
         run.sub_queries = decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
@@ -228,8 +226,6 @@ class OfflinePolicy:
         confidence = outcome.retrieval.confidence if outcome.retrieval is not None else 0.0
         if outcome.hits and confidence >= run.threshold:
             self.answered.add(sub)
-        if task.kind in ("whole", "first") and self.target_tokens is None and outcome.hits:
-            self.target_tokens = sum(_block_tokens(h) for h in outcome.hits)
         if task.kind == "whole":
             self.whole_unsure = confidence < run.threshold
             return  # follow-ups are planned per part
@@ -360,15 +356,18 @@ class OfflinePolicy:
         return term_coverage(content_terms(query), "\n".join(h.chunk.text for h in run.context.hits)) >= 1.0
 
     def _done(self, run: AgentRun, reason: str) -> Action:
-        if self.target_tokens is not None and self.relevance:
-            target = min(self.target_tokens, run.context.budget)
+        if self.final_budget is not None:
+            run.context.budget, self.final_budget = self.final_budget, None
+        if self.relevance:
             relevance = self._held_relevance(run)
             ranked = sorted(relevance, key=relevance.get, reverse=True)
             part_tops = self._part_tops(run, relevance)
-            trimmed = run.context.select(ranked, target, cost=_block_tokens, keep=part_tops)
+            trimmed = run.context.select(ranked, run.context.budget, keep=part_tops)
             if trimmed:
-                reason += (f"; final context ranked by relevance over all searches and trimmed to one search's size "
-                           f"({target} tokens): {len(trimmed)} chunk(s), {sum(t['tokens'] for t in trimmed)} "
-                           "tokens left out")
+                reason += (f"; final context: the {len(run.context.hits)} best chunk(s) over all searches within "
+                           f"the {run.context.budget}-token budget ({len(trimmed)} weaker chunk(s), "
+                           f"{sum(t['tokens'] for t in trimmed)} tokens left out)")
+        elif run.context.tokens > run.context.budget:
+            run.context.select(run.context.ids, run.context.budget)
         answer = extractive_answer(run.question, run.context.hits, run.sub_queries)
         return Action("done", {"answer": answer.text, "citations": answer.citations}, reason)
