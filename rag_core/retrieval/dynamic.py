@@ -2,7 +2,8 @@
 
 Dynamic retrieval starts small (``initial_k``) and searches again only while the result's calibrated confidence
 is below ``min_confidence``: each new pass doubles k (up to ``max_k``) and relaxes one filter, first dropping the
-chunk-type filter (the intent's guess), then widening granularity (paragraph → paragraph + section → any). Under
+chunk-type filter (the intent's guess), then widening granularity (paragraph → paragraph + section → any; not for
+a hybrid passage search, which already ranks passages with their sections). Under
 the ``auto`` strategy a vector or keyword route that is not confident also escalates to hybrid on the next pass.
 The last pass is the result; every pass is recorded with its decision and timing.
 """
@@ -20,19 +21,24 @@ from rag_core.index import Filters
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
 from rag_core.retrieval.dedup import DedupReport, dedup_hits
 from rag_core.retrieval.formatting import format_context
-from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.retrieval.fusion import Fused, hybrid_weights, rrf_fuse, weighted_fuse
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import check_query, rewrite_query
 from rag_core.retrieval.router import Route, route_query
 from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.retrieval.trace import DroppedHit, IterationTrace, RetrievalResult
 from rag_core.retrieval.web import web_search
+from rag_core.stores.hot import chunk_allowed
 from rag_core.types import Chunk, Hit
 
 SEARCH_STRATEGIES: tuple[str, ...] = ("vector", "keyword", "hybrid")
 # Each retriever's candidate depth in hybrid search: fusion needs more than k candidates per list to work.
 HYBRID_MIN_DEPTH = 30
 HYBRID_DEPTH_FACTOR = 3
+# Passages ranked with their sections (``section_weight``): sections searched, and how many top sections bring
+# their passages in as candidates.
+SECTION_DEPTH = 30
+SECTION_EXPAND = 10
 # Hits fetched per hit returned, so that k distinct places remain once overlapping granularities collapse.
 OVERFETCH = 2
 # Share of the smaller of two spans that must overlap for them to count as one place.
@@ -60,10 +66,16 @@ class _Plan:
         return {"granularity": self.granularity or "any", "chunk_types": self.chunk_types or "any"}
 
 
-def _relax(plan: _Plan) -> tuple[_Plan, str] | None:
-    """The next, looser filters and what changed; None when nothing is left to relax."""
+def _relax(plan: _Plan, sections_ranked: bool = False) -> tuple[_Plan, str] | None:
+    """The next, looser filters and what changed; None when nothing is left to relax.
+
+    ``sections_ranked``: passages are already ranked with their sections (hybrid, ``section_weight`` > 0), so a
+    passage search is not widened to sections: that would only put larger chunks of the same places first.
+    """
     if plan.chunk_types:
         return _Plan(plan.granularity, None), f"dropped the chunk-type filter {plan.chunk_types}"
+    if plan.granularity == ["paragraph"] and sections_ranked:
+        return None
     if plan.granularity:
         # One granularity widens to its neighbours; an already widened set widens to any.
         wider = WIDER_GRANULARITY.get(plan.granularity[0]) if len(plan.granularity) == 1 else None
@@ -139,6 +151,8 @@ class Retriever:
         rankings = {"vector": [(c.id, s) for c, s in vector_pairs], "keyword": [(c.id, s) for c, s in keyword_pairs]}
         if config.fusion == "rrf":
             fused = rrf_fuse(rankings, k=config.rrf_k)
+            if config.section_weight > 0 and filters.granularity == ["paragraph"]:
+                fused = self._with_sections(query, fused, chunks, filters, exclude, config)
         else:
             fused = weighted_fuse(rankings, hybrid_weights(config.hybrid_weight))
         # A chunk missing from the exhaustive vector list has a cosine at most the last one listed.
@@ -154,6 +168,55 @@ class Retriever:
             )
             hits.append(hit)
         return hits
+
+    def _with_sections(self, query: str, fused: list[Fused], chunks: dict[str, Chunk], filters: Filters,
+                       exclude: list[str], config: RetrievalConfig) -> list[Fused]:
+        """Passages ranked with their section: each passage also gets the fused score of its best-ranked enclosing
+        section (hybrid search over sections, times ``section_weight``), and the passages of the top sections join
+        the candidates. A section's vector and BM25 text cover all of it, so the section that answers is
+        often found where no single passage of it ranks well (bench docsqa)."""
+        section_filters = Filters(granularity=["section"], chunk_types=filters.chunk_types, doc_ids=filters.doc_ids)
+        sections = rrf_fuse({
+            "vector": [(c.id, s) for c, s in self.index.vector_search(query, SECTION_DEPTH, section_filters)],
+            "keyword": [(c.id, s) for c, s in self.index.keyword_search(query, SECTION_DEPTH, section_filters)],
+        }, k=config.rrf_k)
+        if not sections:
+            return fused
+        excluded = set(exclude)
+        by_id = {f.id: f for f in fused}
+        for rank, section in enumerate(sections[:SECTION_EXPAND], start=1):
+            for passage in self._passages_in(section.id):
+                if passage.id in excluded or not chunk_allowed(passage, ["paragraph"], filters.chunk_types,
+                                                               filters.doc_ids):
+                    continue
+                chunks.setdefault(passage.id, passage)
+                item = by_id.setdefault(passage.id, Fused(passage.id, 0.0))
+                if "section" not in item.ranks:
+                    contribution = config.section_weight * section.score
+                    item.ranks["section"] = rank
+                    item.scores["section"] = section.score
+                    item.contributions["section"] = contribution
+                    item.score += contribution
+        return sorted(by_id.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.id))
+
+    def _passages_in(self, section_id: str) -> list[Chunk]:
+        """The paragraph-level chunks inside a section, best enclosing first (children, then their children)."""
+        found: list[Chunk] = []
+        pending = [section_id]
+        seen: set[str] = set()
+        while pending:
+            children = self.index.get_many([c for c in pending if c not in seen])
+            seen.update(pending)
+            pending = []
+            for child in children:
+                if child.granularity == "paragraph":
+                    found.append(child)
+                elif child.granularity == "section":
+                    pending.extend(child.child_ids)
+            if not pending:
+                break
+            pending = [c for c in pending if c not in seen]
+        return found
 
     # --- the pipeline --------------------------------------------------------------------------------
     def choose_route(self, query: str, config: RetrievalConfig, intent: str | None = None) -> Route:
@@ -228,7 +291,7 @@ class Retriever:
             trace = IterationTrace(number, strategy, reason, query, k, plan.describe(), kept, confidence,
                                    below_min_score=below)
             iterations.append(trace)
-            relaxed = _relax(plan)
+            relaxed = _relax(plan, strategy == "hybrid" and config.fusion == "rrf" and config.section_weight > 0)
             # Under ``auto`` the router's single-retriever guess is itself a filter: a low-confidence pass
             # escalates to hybrid, which holds both retrievers' evidence.
             escalate = config.strategy == "auto" and strategy in ("vector", "keyword") and not vectors_down

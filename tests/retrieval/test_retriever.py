@@ -84,7 +84,8 @@ def test_min_score_drops_hits_and_records_them(fake_index):
 
 
 def test_auto_routes_and_context_is_formatted(fake_index):
-    result = _retriever(fake_index, min_confidence=0.0).retrieve("Could you tell me about Client(timeout=30)?")
+    result = _retriever(fake_index, strategy="auto", min_confidence=0.0).retrieve(
+        "Could you tell me about Client(timeout=30)?")
     assert result.rewritten_query == "Client(timeout=30)?"
     assert result.route == "keyword" and "code symbol" in result.route_reason
     assert result.context.text.startswith("--- Document 1 ---\n[Source: guide.md › Guide › Configuration]")
@@ -104,7 +105,7 @@ def test_web_route_uses_the_configured_endpoint(fake_index, searx):
     url, handler = searx
     handler.results = [{"url": "https://example.org/r", "title": "Wrenfall latest release", "content": "v3 news"}]
     settings = Settings(web_search_url=url)
-    result = _retriever(fake_index, settings=settings).retrieve("latest wrenfall release news")
+    result = _retriever(fake_index, strategy="auto", settings=settings).retrieve("latest wrenfall release news")
     assert result.route == "web"
     assert [h.chunk.metadata["url"] for h in result.hits] == ["https://example.org/r"]
     assert "[Source: example.org › Wrenfall latest release]" in result.context.text
@@ -112,7 +113,8 @@ def test_web_route_uses_the_configured_endpoint(fake_index, searx):
 
 def test_web_failure_falls_back_to_hybrid_with_the_reason(fake_index, searx):
     url, _ = searx
-    result = _retriever(fake_index, settings=Settings(web_search_url=url + "/error")).retrieve("latest timeout news")
+    result = _retriever(fake_index, strategy="auto", settings=Settings(web_search_url=url + "/error")).retrieve(
+        "latest timeout news")
     assert result.route == "hybrid"
     assert "web search failed" in result.route_reason and "HTTP 500" in result.route_reason
 
@@ -135,7 +137,8 @@ def test_dedup_drops_chunks_inside_a_section_already_held(fake_index):
 
 
 def test_auto_escalates_an_unconfident_single_retriever_to_hybrid(fake_index):
-    result = _retriever(fake_index, min_confidence=1.0, granularity="any").retrieve("why are bananas yellow")
+    result = _retriever(fake_index, strategy="auto", min_confidence=1.0, granularity="any").retrieve(
+        "why are bananas yellow")
     assert [it.strategy for it in result.iterations] == ["vector", "hybrid", "hybrid"]
     assert "switched vector → hybrid" in result.iterations[0].decision_reason
     assert result.route == "hybrid"
