@@ -1,4 +1,4 @@
-"""Converters for the binary and tabular formats: PDF (pypdf), DOCX (python-docx) and CSV (a Markdown table).
+"""Converters for DOCX (python-docx) and CSV (a Markdown table), and the PDF page map (PDF itself: ``pdf``).
 
 Each returns the Markdown/plain text the chunker reads plus metadata (page map, warnings); each turns the
 library's failures into a ``LoadError`` that names the file and says what to do.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import logging
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -58,63 +57,6 @@ def markdown_table(rows: list[list[str]]) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------------- PDF
-
-
-def convert_pdf(name: str, data: bytes) -> Converted:
-    """Text per page joined by blank lines; ``metadata["pages"]`` maps start offsets to page numbers."""
-    from pypdf import PdfReader
-    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns loudly on harmless quirks
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        encrypted = reader.is_encrypted
-        if encrypted:
-            try:
-                unlocked = reader.decrypt("")
-            except (DependencyError, NotImplementedError) as e:
-                raise LoadError(f"{name}: the PDF is encrypted with a cipher we cannot open; "
-                                "save an unencrypted copy and upload that.") from e
-            if not unlocked:
-                raise LoadError(f"{name}: the PDF is password-protected (encrypted); "
-                                "remove the password (e.g. print to PDF) and upload it again.")
-        n_pages = len(reader.pages)
-        if n_pages > MAX_PDF_PAGES:
-            raise LoadError(f"{name}: the PDF has {n_pages} pages; the limit is {MAX_PDF_PAGES}. Split it first.")
-        parts: list[str] = []
-        pages: list[list[int]] = []
-        offset = 0
-        for number, page in enumerate(reader.pages, start=1):
-            page_text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-            page_text = page_text.strip()
-            if not page_text:
-                continue
-            if parts:
-                offset += 2  # the blank line between pages
-            pages.append([offset, number])
-            parts.append(page_text)
-            offset += len(page_text)
-    except LoadError:
-        raise
-    except FileNotDecryptedError as e:
-        raise LoadError(f"{name}: the PDF is password-protected (encrypted); remove the password and retry.") from e
-    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, AttributeError, IndexError,
-            AssertionError, OSError, RecursionError, zipfile.BadZipFile) as e:
-        raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
-    if not parts:
-        raise LoadError(f"{name}: the PDF has no extractable text (a scanned image?); run OCR on it first.")
-    metadata: dict[str, Any] = {"pages": pages, "page_count": n_pages}
-    try:
-        title = (reader.metadata.title or "").strip() if reader.metadata else ""
-    except Exception:  # a damaged info dictionary must not lose the text we already have
-        title = ""
-    if title:
-        metadata["title"] = title[:200]
-    if encrypted:
-        metadata["encrypted"] = "opened with an empty password"
-    empty_pages = n_pages - len(pages)
-    warnings = [f"{empty_pages} PDF page(s) without extractable text skipped"] if empty_pages else []
-    return Converted("\n\n".join(parts) + "\n", metadata, warnings)
 
 
 def page_of(document_metadata: dict[str, Any], offset: int) -> int | None:
