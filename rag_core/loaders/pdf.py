@@ -20,6 +20,7 @@ from typing import Any
 from rag_core.errors import LoadError
 from rag_core.loaders.formats import MAX_PDF_PAGES, Converted
 from rag_core.loaders.pdf_layout import (
+    CODE_MONO_SHARE,
     Group,
     Line,
     OutlineEntry,
@@ -34,6 +35,8 @@ from rag_core.loaders.pdf_layout import (
 MAX_OUTLINE_ENTRIES = 10_000
 MAX_OUTLINE_DEPTH = 12
 MARGIN_SHARE = 0.1  # running headers/footers live in the top or bottom tenth of the page
+EDGE_SHARE = 0.035  # small print this close to the edge is furniture even when it does not repeat
+SMALL_PRINT_RATIO = 0.85  # "small": at most this share of the body text size
 FURNITURE_PAGE_SHARE = 0.5  # ... and repeat at the same place on at least half of the pages
 MAX_BULLET_SIZE = 8.0  # a filled shape this small just left of a line is a list bullet
 _BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi", re.I)
@@ -41,6 +44,7 @@ _MONO_RE = re.compile(r"mono|courier|consol|code|menlo|monaco|typewriter|fixed|c
 _ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 _PAGE_NUMBER_RE = re.compile(rf"^(?:page\s+)?[-–—(]?\s*(?:\d{{1,5}}|{_ROMAN})\s*[-–—)]?"
                              r"(?:\s*(?:/|of)\s*\d{1,5})?$", re.I)
+_CID_RE = re.compile(r"\(cid:\d+\)")  # a glyph without a Unicode mapping (an emoji, a symbol font)
 _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError,
                                                 AssertionError, OSError, RecursionError, zipfile.BadZipFile)
 
@@ -140,8 +144,9 @@ def _outline(reader) -> list[OutlineEntry]:
 
 
 def _line(page_number: int, raw: dict[str, Any], bullets: list[tuple[float, float, float]]) -> Line | None:
-    chars = [c for c in raw.get("chars", []) if c.get("upright", True) and str(c.get("text", "")).strip()]
-    text = re.sub(r"\s+", " ", str(raw.get("text", "")).replace("\x00", "")).strip()
+    chars = [c for c in raw.get("chars", []) if c.get("upright", True) and str(c.get("text", "")).strip()
+             and not _CID_RE.fullmatch(str(c.get("text", "")))]
+    text = re.sub(r"\s+", " ", _CID_RE.sub("", str(raw.get("text", "")).replace("\x00", ""))).strip()
     if not chars or not text:
         return None
     mono = [bool(_MONO_RE.search(str(c.get("fontname", "")))) for c in chars]
@@ -151,9 +156,23 @@ def _line(page_number: int, raw: dict[str, Any], bullets: list[tuple[float, floa
     x0, top, bottom = float(raw["x0"]), float(raw["top"]), float(raw["bottom"])
     middle = (top + bottom) / 2
     bullet = any(x1 <= x0 + 1 and x0 - x1 < 3 * size and abs(mid - middle) < size * 0.6 for x1, mid, _ in bullets)
-    widths = [float(c["x1"]) - float(c["x0"]) for c in chars]
-    return Line(page_number, text, x0, float(raw["x1"]), top, bottom, size, bold, sum(mono) / len(mono),
-                sum(widths) / len(widths), bullet)
+    widths = sorted(float(c["x1"]) - float(c["x0"]) for c in chars)
+    char_width = widths[len(widths) // 2]
+    mono_share = sum(mono) / len(mono)
+    if mono_share >= CODE_MONO_SHARE and char_width > 0:
+        text = _columns(chars, x0, char_width)
+    return Line(page_number, text, x0, float(raw["x1"]), top, bottom, size, bold, mono_share, char_width, bullet)
+
+
+def _columns(chars: list[dict[str, Any]], left: float, width: float) -> str:
+    """A monospaced line with its inner spacing kept: each character at its column (code alignment)."""
+    out: list[str] = []
+    for char in sorted(chars, key=lambda c: float(c["x0"])):
+        column = int(round((float(char["x0"]) - left) / width))
+        if column > len(out):
+            out.extend(" " * min(column - len(out), 200))
+        out.append(str(char["text"]))
+    return "".join(out).rstrip()
 
 
 def _read_pages(data: bytes, password: str | None) -> tuple[list[Line], list[Table], int]:
@@ -162,7 +181,7 @@ def _read_pages(data: bytes, password: str | None) -> tuple[list[Line], list[Tab
 
     lines: list[Line] = []
     tables: list[Table] = []
-    margins: dict[int, tuple[float, float]] = {}
+    heights: dict[int, float] = {}
     with pdfplumber.open(io.BytesIO(data), password=password) as pdf:
         for number, page in enumerate(pdf.pages, start=1):
             page_tables = _tables(page, number)
@@ -183,10 +202,10 @@ def _read_pages(data: bytes, password: str | None) -> tuple[list[Line], list[Tab
                 line = _line(number, raw, bullets)
                 if line is not None:
                     lines.append(line)
-            margins[number] = (float(page.height) * MARGIN_SHARE, float(page.height) * (1 - MARGIN_SHARE))
+            heights[number] = float(page.height)
             page.close()
         count = len(pdf.pages)
-    return _drop_furniture(lines, margins), tables, count
+    return _drop_furniture(lines, heights), tables, count
 
 
 def _tables(page, number: int) -> list[tuple[tuple[float, float, float, float], Table]]:
@@ -201,12 +220,15 @@ def _tables(page, number: int) -> list[tuple[tuple[float, float, float, float], 
     return found
 
 
-def _drop_furniture(lines: list[Line], margins: dict[int, tuple[float, float]]) -> list[Line]:
+def _drop_furniture(lines: list[Line], heights: dict[int, float]) -> list[Line]:
     """Remove page numbers and running headers/footers: lines in the top or bottom margin that repeat (digits
-    ignored) at about the same height on at least half of the pages, and lone page numbers there."""
-    def in_margin(line: Line) -> bool:
-        top, bottom = margins.get(line.page, (0.0, 0.0))
-        return line.bottom <= top or line.top >= bottom
+    ignored) at about the same height on at least half of the pages, lone page numbers there, and small print
+    at the very edge (a one-page document's header cannot repeat)."""
+    def in_margin(line: Line, share: float = MARGIN_SHARE) -> bool:
+        height = heights.get(line.page, 0.0)
+        return line.bottom <= height * share or line.top >= height * (1 - share)
+
+    small = body_size(lines) * SMALL_PRINT_RATIO if lines else 0.0
 
     def key(line: Line) -> tuple[str, int]:
         return re.sub(r"\d+", "#", line.text.lower()), int(line.top // 8)
@@ -219,7 +241,8 @@ def _drop_furniture(lines: list[Line], margins: dict[int, tuple[float, float]]) 
     threshold = max(2, FURNITURE_PAGE_SHARE * pages_with_text)
     repeated = {k for k, pages in seen.items() if len(pages) >= threshold and pages_with_text >= 2}
     return [line for line in lines
-            if not (in_margin(line) and (key(line) in repeated or _PAGE_NUMBER_RE.match(line.text)))]
+            if not (in_margin(line) and (key(line) in repeated or _PAGE_NUMBER_RE.match(line.text)))
+            and not (in_margin(line, EDGE_SHARE) and line.size <= small and line.mono_share < 0.5)]
 
 
 def _structured(name: str, lines: list[Line], tables: list[Table], outline: list[OutlineEntry],

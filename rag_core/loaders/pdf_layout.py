@@ -142,7 +142,7 @@ def group_lines(lines: list[Line], body: float) -> list[Group]:
             code_change = ((line.mono_share >= CODE_MONO_SHARE) != (previous.mono_share >= CODE_MONO_SHARE)
                            and gap > size * (ratio + 0.15))
             new = (gap > limit or code_change or _style(line, body) != _style(previous, body)
-                   or _item_marker(line) is not None or (not code and line.x0 < previous.x0 - 2 * size))
+                   or (not code and _item_marker(line) is not None) or (not code and line.x0 < previous.x0 - 2 * size))
         if new:
             groups.append(Group([line]))
         else:
