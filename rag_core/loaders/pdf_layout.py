@@ -231,7 +231,8 @@ def classify(groups: list[Group], body: float, outline: list[OutlineEntry]) -> N
         numbered = {i: _numbering_depth(groups[i].text) for i in candidates}
         if sum(1 for d in numbered.values() if d) >= max(3, len(candidates) // 2):
             # A numbered document: "2.1." is one level below "2." whatever the fonts say.
-            base = min((rank[style(i)] - d for i, d in numbered.items() if d), default=0)
+            base = (min(rank[style(i)] for i, d in numbered.items() if d)
+                    - min(d for d in numbered.values() if d))
             levels = {i: min(max((d + base) if d else levels[i], 1), 6) for i, d in numbered.items()}
     for i, level in levels.items():
         groups[i].kind, groups[i].level, groups[i].marker = "heading", level, ""
