@@ -107,7 +107,7 @@ def _outline_level(paragraph) -> int | None:
     return None
 
 
-def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
+def _docx_paragraph(paragraph, numbered_counters: dict[int, int], heading_shift: int = 0) -> str:
     from docx.oxml.ns import qn
 
     text = paragraph.text.replace("\r", "").strip()
@@ -118,7 +118,7 @@ def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
     match = re.match(r"heading\s*(\d)", lower)
     level = int(match.group(1)) if match else _outline_level(paragraph)
     if level:
-        return "#" * min(level, 6) + " " + re.sub(r"\s+", " ", text)
+        return "#" * min(level + heading_shift, 6) + " " + re.sub(r"\s+", " ", text)
     if lower == "title":
         return "# " + re.sub(r"\s+", " ", text)
     num_pr = paragraph._p.find(qn("w:pPr") + "/" + qn("w:numPr")) if paragraph._p.pPr is not None else None
@@ -147,7 +147,8 @@ def _fenced(code: str) -> str:
 
 
 def convert_docx(name: str, data: bytes) -> Converted:
-    """Headings by style level → ``#``, tables → Markdown tables, list paragraphs → ``- `` items."""
+    """Headings by style level → ``#`` (one level deeper under a Title), tables → Markdown tables, list
+    paragraphs → ``- `` items."""
     check_zip_bomb(name, data)
     import docx
     from docx.table import Table
@@ -155,6 +156,9 @@ def convert_docx(name: str, data: bytes) -> Converted:
 
     try:
         document = docx.Document(io.BytesIO(data))
+        # A Title paragraph is the level above Heading 1, so sections under the title nest under it.
+        has_title = any((p.style.name or "").lower() == "title" for p in document.paragraphs if p.style is not None)
+        heading_shift = 1 if has_title else 0
         blocks: list[str] = []
         counters: dict[int, int] = {}
         warnings: list[str] = []
@@ -170,7 +174,7 @@ def convert_docx(name: str, data: bytes) -> Converted:
                 blocks.append(_fenced("\n".join(code_lines)))
                 code_lines = []
             if paragraph is not None:
-                line = _docx_paragraph(paragraph, counters)
+                line = _docx_paragraph(paragraph, counters, heading_shift)
                 if line:
                     blocks.append(line)
             elif tag == "tbl":
