@@ -51,7 +51,7 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
 
 def convert_pdf(name: str, data: bytes) -> Converted:
     """Markdown for a PDF; ``metadata["pages"]`` maps text offsets to page numbers."""
-    from pypdf.errors import PdfReadError, PdfStreamError
+    from pypdf.errors import LimitReachedError, PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns loudly on harmless quirks
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
@@ -65,7 +65,10 @@ def convert_pdf(name: str, data: bytes) -> Converted:
         outline = _outline(reader)
     except LoadError:
         raise
-    except (PdfReadError, PdfStreamError, *_PDF_ERRORS) as e:
+    except LimitReachedError as e:
+        raise LoadError(f"{name}: the PDF has content that inflates past the safe limit (a decompression bomb?); "
+                        f"refusing it ({e}).") from e
+    except (PyPdfError, *_PDF_ERRORS) as e:
         raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
     warnings: list[str] = []
     try:
@@ -267,7 +270,7 @@ def _structured(name: str, lines: list[Line], tables: list[Table], outline: list
 
 def _plain_text(name: str, reader) -> Converted:
     """pypdf's text page by page (no structure): the fallback when the layout cannot be read."""
-    from pypdf.errors import PdfReadError, PdfStreamError
+    from pypdf.errors import PyPdfError
 
     parts: list[str] = []
     pages: list[list[int]] = []
@@ -283,7 +286,7 @@ def _plain_text(name: str, reader) -> Converted:
             pages.append([offset, number])
             parts.append(page_text)
             offset += len(page_text)
-    except (PdfReadError, PdfStreamError, *_PDF_ERRORS) as e:
+    except (PyPdfError, *_PDF_ERRORS) as e:
         raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
     if not parts:
         raise LoadError(f"{name}: the PDF has no extractable text (a scanned image?); run OCR on it first.")

@@ -193,3 +193,24 @@ def test_debian_shared_mime_info_spec_keeps_numbered_sections():
     assert lines.count("Shared MIME-info Database") == 1
     assert not any(line.strip().isdigit() for line in lines)
     assert all(c.metadata.get("pages") for c in paragraphs)
+
+
+def test_content_stream_that_inflates_past_the_limit_is_refused():
+    import io
+    import zlib
+
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, StreamObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(width=200, height=200)
+    bomb = StreamObject()
+    bomb.set_data(zlib.compress(b" " * 80_000_000, 9))
+    bomb[NameObject("/Filter")] = NameObject("/FlateDecode")
+    page[NameObject("/Contents")] = writer._add_object(bomb)
+    out = io.BytesIO()
+    writer.write(out)
+    assert len(out.getvalue()) < 200_000
+    with pytest.raises(LoadError) as error:
+        load_bytes("bomb.pdf", out.getvalue())
+    assert "decompression bomb" in str(error.value)
