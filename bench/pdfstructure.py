@@ -12,7 +12,9 @@ border and code a grey background, as documentation sites style them). Each PDF 
 - junk lines: Chromium's own header and footer (date, title, file URL, "page/pages") left in the text.
 
 Three prints of each file: with the outline; the same PDF with the outline stripped by pypdf (so headings
-come from fonts and numbering alone); and printed with Chromium's header and footer on (junk to remove).
+come from fonts and numbering alone); and printed with Chromium's header and footer on (junk to remove). The
+last row scores the loader before structure recovery (pypdf's text page by page) on the first print, and
+its junk lines on the print with header and footer.
 Run: ``python -m bench.pdfstructure [--files 24]``; writes ``bench/results/pdfstructure.md``.
 """
 
@@ -30,10 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from pypdf import PdfReader
 
 from bench.results_file import publish
 from rag_core.chunking.markdown_blocks import parse_markdown
 from rag_core.loaders import load_bytes
+from rag_core.loaders.pdf import _plain_text
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO / ".." / "shared" / "corpora"
@@ -85,7 +89,7 @@ def sample(files: int) -> list[Path]:
         paths = [p for p in sorted(root.rglob("*.md")) if 1500 <= p.stat().st_size <= 20000]
         table_re = re.compile(r"^\|.*\|\s*$\n^\|?\s*:?-{3,}", re.M)
         with_tables = [p for p in paths if table_re.search(p.read_text(errors="replace"))]
-        picked = with_tables[:2]
+        picked = with_tables[:4]
         step = max(len(paths) / max(per_corpus - len(picked), 1), 1)
         picked += [paths[int(i * step)] for i in range(per_corpus - len(picked)) if int(i * step) < len(paths)]
         chosen.extend(dict.fromkeys(picked))
@@ -186,7 +190,8 @@ def junk_lines(text: str, source: Path) -> int:
 def run(files: int) -> tuple[dict[str, Score], list[str]]:
     if shutil.which(CHROMIUM) is None:
         raise FileNotFoundError(f"{CHROMIUM} is missing; install Debian's chromium (apt-get install chromium)")
-    totals = {variant: Score() for variant in ("outline", "no outline", "header/footer")}
+    variants = ("outline", "no outline", "header/footer", "before (pypdf text)")
+    totals = {variant: Score() for variant in variants}
     rows: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pdfbench-") as tmp:
         workdir = Path(tmp)
@@ -207,6 +212,14 @@ def run(files: int) -> tuple[dict[str, Score], list[str]]:
                     rows.append(f"| {source.relative_to(CORPORA)} | {result.pages} | {result.gold_headings} | "
                                 f"{result.matched_headings} | {result.found_headings} | {result.tables_whole}/"
                                 f"{result.tables} | {result.code_whole}/{result.code} |")
+            started = time.perf_counter()  # the loader before structure: pypdf's text page by page
+            reader = PdfReader(io.BytesIO(printed))
+            before = _plain_text(source.name, reader).text
+            result = score(markdown, before)
+            result.seconds, result.pages = time.perf_counter() - started, len(reader.pages)
+            # Junk the old loader left: its text of the print with Chromium's header and footer.
+            result.junk_lines = junk_lines(_plain_text(source.name, PdfReader(io.BytesIO(decorated))).text, source)
+            totals["before (pypdf text)"].add(result)
     return totals, rows
 
 

@@ -313,7 +313,7 @@ def _item_levels(items: list[Group]) -> list[int]:
             stops.append(left)
     for g in items:
         x = round(g.lines[0].x0)
-        levels.append(max(n for n, stop in enumerate(stops) if stop <= x + 4) if stops else 0)
+        levels.append(min(max((n for n, stop in enumerate(stops) if stop <= x + 4), default=0), 5))
     return levels
 
 
