@@ -15,7 +15,11 @@ Three prints of each file: with the outline; the same PDF with the outline strip
 come from fonts and numbering alone); and printed with Chromium's header and footer on (junk to remove). The
 last row scores the loader before structure recovery (pypdf's text page by page) on the first print, and
 its junk lines on the print with header and footer.
-Run: ``python -m bench.pdfstructure [--files 24]``; writes ``bench/results/pdfstructure.md``.
+With ``--qa N``: the first N questions of ``../shared/datasets/fastapi_docs_qa`` whose evidence files are under
+20 KB, answered by BM25 (paragraph and section chunks, top 5) over those files as Markdown and as printed PDFs;
+a question is answered when a retrieved chunk holds the start of an evidence span (Markdown marks, link targets
+and punctuation ignored on both sides).
+Run: ``python -m bench.pdfstructure [--files 24] [--qa 30]``; writes ``bench/results/pdfstructure.md``.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from rag_core.loaders.pdf import _plain_text
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO / ".." / "shared" / "corpora"
 CORPUS_NAMES = ("pydantic_docs", "fastapi_docs")
+QA_FILE = REPO / ".." / "shared" / "datasets" / "fastapi_docs_qa" / "questions.jsonl"
+QA_K = 5
 CHROMIUM = "/usr/bin/chromium"
 CSS = ("body{font-family:serif} table{border-collapse:collapse} th,td{border:1px solid #999;padding:2px 6px}"
        "pre{background:#f4f4f4;padding:6px;white-space:pre-wrap}")
@@ -223,6 +229,57 @@ def run(files: int) -> tuple[dict[str, Score], list[str]]:
     return totals, rows
 
 
+def _plain(text: str) -> str:
+    """Text to compare evidence by: link targets, HTML tags, Markdown marks and punctuation dropped."""
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = re.sub(r"<[^>]{1,200}>", " ", text)
+    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
+
+
+def qa(questions: int) -> tuple[dict[str, float], int, int]:
+    """Share of questions answered in the top QA_K paragraphs and sections, Markdown vs PDF (same files, same
+    budget)."""
+    import json
+
+    from rag_core.chunking import chunk_document
+    from rag_core.config import ChunkingConfig
+    from rag_core.stores.keyword import KeywordIndex
+
+    root = CORPORA / "fastapi_docs"
+    chosen = []
+    for line in QA_FILE.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        if all((root / e["file"]).stat().st_size <= 20000 for e in item["evidence"]):
+            chosen.append(item)
+        if len(chosen) == questions:
+            break
+    files = sorted({e["file"] for q in chosen for e in q["evidence"]})
+    config = ChunkingConfig()
+    answered: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="pdfbench-qa-") as tmp:
+        for variant in ("markdown", "pdf"):
+            chunks, name_of = {}, {}
+            for file in files:
+                path = root / file
+                if variant == "markdown":
+                    doc = load_bytes(path.name, path.read_bytes())
+                else:
+                    data = print_pdf(path, Path(tmp), header_footer=False)
+                    doc = load_bytes(path.stem + ".pdf", data, max_bytes=len(data) + 1)
+                for chunk in chunk_document(doc, config, "all"):
+                    chunks[chunk.id] = chunk
+                    name_of[chunk.id] = file
+            index = KeywordIndex.build(chunks)
+            found = 0
+            for item in chosen:
+                spans = [_plain(span)[:60] for e in item["evidence"] for span in e["spans"]]
+                ranked = index.search(item["question"], QA_K, ["paragraph", "section"])
+                hits = [_plain(chunks[i].text) for i, _ in ranked]
+                found += any(span and span in hit for span in spans for hit in hits)
+            answered[variant] = found / len(chosen) if chosen else 0.0
+    return answered, len(chosen), len(files)
+
+
 def _ratio(a: int, b: int) -> str:
     return f"{a / b:.3f}" if b else "n/a"
 
@@ -257,9 +314,16 @@ def report(totals: dict[str, Score], rows: list[str], files: int) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=24, help="how many corpus files to print (default 24)")
+    parser.add_argument("--qa", type=int, default=0, help="also answer N FastAPI docs-QA questions (default 0)")
     args = parser.parse_args(argv)
     totals, rows = run(args.files)
     text = report(totals, rows, len(rows))
+    if args.qa:
+        answered, n, files = qa(args.qa)
+        text += (f"\nFastAPI docs QA: {n} questions over their {files} evidence files, BM25 top {QA_K} paragraphs "
+                 f"and sections: "
+                 f"answered {answered['markdown']:.3f} from the Markdown, {answered['pdf']:.3f} from the PDFs "
+                 f"(difference {answered['pdf'] - answered['markdown']:+.3f}).\n")
     print(text)
     print(f"written to {publish('pdfstructure', text)}")
 
