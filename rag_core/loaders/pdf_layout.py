@@ -129,24 +129,28 @@ def group_lines(lines: list[Line], body: float) -> list[Group]:
     """Cut the line stream into groups at wide gaps, style changes, list markers and page breaks."""
     ratio = _gap_ratio(lines, body)
     groups: list[Group] = []
+    group_code = False  # every line of the current group is monospaced
     for line in lines:
         previous = groups[-1].lines[-1] if groups else None
+        mono = line.mono_share >= CODE_MONO_SHARE
         new = previous is None or previous.page != line.page
         if not new:
             size = max(min(previous.size, line.size), 1.0)
             gap = line.top - previous.bottom
-            code = line.mono_share >= CODE_MONO_SHARE and previous.mono_share >= CODE_MONO_SHARE
+            # The group so far is code when all its lines are (a paragraph ending in a line of inline code is not).
+            code = mono and group_code
             limit = size * (2.6 if code else max(2 * ratio, ratio + 0.35))
             # Code starts or ends a group only after more than a line's spacing: a prose line that is all
             # inline code (a long path) stays in its paragraph.
-            code_change = ((line.mono_share >= CODE_MONO_SHARE) != (previous.mono_share >= CODE_MONO_SHARE)
-                           and gap > size * (ratio + 0.15))
+            code_change = mono != group_code and gap > size * (ratio + 0.15)
             new = (gap > limit or code_change or _style(line, body) != _style(previous, body)
                    or (not code and _item_marker(line) is not None) or (not code and line.x0 < previous.x0 - 2 * size))
         if new:
             groups.append(Group([line]))
+            group_code = mono
         else:
             groups[-1].lines.append(line)
+            group_code = group_code and mono
     return groups
 
 
@@ -155,10 +159,16 @@ def _heading_candidate(group: Group, body: float) -> bool:
     if len(group.lines) > MAX_HEADING_LINES or len(text) > MAX_HEADING_CHARS or not re.search(r"[^\W\d_]", text):
         return False
     first = group.lines[0]
-    if first.mono_share >= CODE_MONO_SHARE and first.size < body * HEADING_SIZE_RATIO:
+    if (first.mono_share >= CODE_MONO_SHARE and first.size < body * HEADING_SIZE_RATIO
+            and not _code_heading(group)):
         return False
     larger = first.size >= body * HEADING_SIZE_RATIO
     return larger or (first.bold and len(group.lines) <= 2 and not text.rstrip().endswith((".", ":", ",", ";")))
+
+
+def _code_heading(group: Group) -> bool:
+    """One bold monospaced line on its own: a heading that is a name in code (``init_typed``), not a code block."""
+    return len(group.lines) == 1 and group.lines[0].bold and group.lines[0].mono_share >= CODE_MONO_SHARE
 
 
 def _numbering_depth(text: str) -> int:
@@ -199,7 +209,7 @@ def classify(groups: list[Group], body: float, outline: list[OutlineEntry]) -> N
             group.kind = "table"
             continue
         mono = sum(line.mono_share * len(line.text) for line in group.lines)
-        if mono >= CODE_MONO_SHARE * sum(len(line.text) for line in group.lines):
+        if mono >= CODE_MONO_SHARE * sum(len(line.text) for line in group.lines) and not _code_heading(group):
             group.kind = "code"
         elif (marker := _item_marker(group.lines[0])) is not None and not _heading_candidate(group, body):
             group.kind, group.marker = "item", marker[0]

@@ -37,7 +37,7 @@ def make_pdf(pages: list[str], password: str | None = None, title: str | None = 
 
 
 PAGE_WIDTH, PAGE_HEIGHT = 400, 600
-FONTS = {"regular": "Helvetica", "bold": "Helvetica-Bold", "mono": "Courier"}
+FONTS = {"regular": "Helvetica", "bold": "Helvetica-Bold", "mono": "Courier", "monobold": "Courier-Bold"}
 
 
 def text(x: float, top: float, content: str, size: float = 10, font: str = "regular") -> str:

@@ -214,3 +214,22 @@ def test_content_stream_that_inflates_past_the_limit_is_refused():
     with pytest.raises(LoadError) as error:
         load_bytes("bomb.pdf", out.getvalue())
     assert "decompression bomb" in str(error.value)
+
+
+def test_code_block_after_a_paragraph_ending_in_inline_code_stays_whole(make_layout_pdf):
+    page = [
+        text(40, 40, "Validators now raise the error type"), text(40, 53, "TypeError:", 10, "mono"),
+        text(40, 80, "import pytest", 9, "mono"), text(40, 91, "pytest.main()", 9, "mono"),
+        text(40, 120, "That is all."),
+    ]
+    doc = load_bytes("c.pdf", make_layout_pdf([page]))
+    assert "Validators now raise the error type TypeError:\n\n```\nimport pytest\npytest.main()\n```" in doc.text
+
+
+def test_a_bold_monospaced_line_alone_is_a_heading_not_code(make_layout_pdf):
+    page = [
+        text(40, 40, "Settings", 16, "bold"), text(40, 70, BODY),
+        text(40, 100, "init_typed", 11, "monobold"), text(40, 125, BODY),
+    ]
+    doc = load_bytes("h.pdf", make_layout_pdf([page]))
+    assert (2, "init_typed") in _headings(doc)
