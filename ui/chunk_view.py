@@ -31,7 +31,17 @@ def chunk_title(number: int, chunk: Chunk) -> str:
     heading = chunk.heading or "(before the first heading)"
     extra = f" · {', '.join(flags)}" if flags else ""
     language = f" ({chunk.language})" if chunk.language else ""
-    return f"Chunk #{number} · {chunk.tokens} tokens · {chunk.chunk_type}{language} · {heading}{extra}"
+    pages = page_label(chunk)
+    where = f" · {pages}" if pages else ""
+    return f"Chunk #{number} · {chunk.tokens} tokens · {chunk.chunk_type}{language} · {heading}{where}{extra}"
+
+
+def page_label(chunk: Chunk) -> str:
+    """"page 3" or "pages 3–4" for a chunk of a PDF ("" for other documents)."""
+    pages = chunk.metadata.get("pages") or []
+    if not pages:
+        return ""
+    return f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}–{pages[-1]}"
 
 
 def _colour(chunk: Chunk, number: int, color_by: str) -> str:
@@ -122,14 +132,14 @@ def chunk_table(chunks: Sequence[Chunk]) -> pd.DataFrame:
         [
             {
                 "#": i, "granularity": c.granularity, "type": c.chunk_type, "language": c.language or "",
-                "tokens": c.tokens, "start": c.start, "end": c.end, "heading": c.heading,
+                "tokens": c.tokens, "start": c.start, "end": c.end, "pages": page_label(c), "heading": c.heading,
                 "verbatim": c.verbatim, "oversized": c.oversized, "continued": c.continued,
                 "preview": " ".join(c.text.split())[:90], "id": c.id,
             }
             for i, c in enumerate(chunks, start=1)
         ],
-        columns=["#", "granularity", "type", "language", "tokens", "start", "end", "heading", "verbatim", "oversized",
-                 "continued", "preview", "id"],
+        columns=["#", "granularity", "type", "language", "tokens", "start", "end", "pages", "heading", "verbatim",
+                 "oversized", "continued", "preview", "id"],
     )
 
 

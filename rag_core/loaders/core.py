@@ -26,8 +26,9 @@ from rag_core.loaders.detect import (
     text_kind,
     zip_kind,
 )
-from rag_core.loaders.formats import Converted, convert_csv, convert_docx, convert_pdf
+from rag_core.loaders.formats import Converted, convert_csv, convert_docx
 from rag_core.loaders.html import html_to_markdown
+from rag_core.loaders.pdf import convert_pdf
 from rag_core.types import Document
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})

@@ -1,4 +1,4 @@
-"""Converters for the binary and tabular formats: PDF (pypdf), DOCX (python-docx) and CSV (a Markdown table).
+"""Converters for DOCX (python-docx) and CSV (a Markdown table), and the PDF page map (PDF itself: ``pdf``).
 
 Each returns the Markdown/plain text the chunker reads plus metadata (page map, warnings); each turns the
 library's failures into a ``LoadError`` that names the file and says what to do.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import logging
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -60,63 +59,6 @@ def markdown_table(rows: list[list[str]]) -> tuple[str, int]:
 # ---------------------------------------------------------------------------------------------------- PDF
 
 
-def convert_pdf(name: str, data: bytes) -> Converted:
-    """Text per page joined by blank lines; ``metadata["pages"]`` maps start offsets to page numbers."""
-    from pypdf import PdfReader
-    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns loudly on harmless quirks
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        encrypted = reader.is_encrypted
-        if encrypted:
-            try:
-                unlocked = reader.decrypt("")
-            except (DependencyError, NotImplementedError) as e:
-                raise LoadError(f"{name}: the PDF is encrypted with a cipher we cannot open; "
-                                "save an unencrypted copy and upload that.") from e
-            if not unlocked:
-                raise LoadError(f"{name}: the PDF is password-protected (encrypted); "
-                                "remove the password (e.g. print to PDF) and upload it again.")
-        n_pages = len(reader.pages)
-        if n_pages > MAX_PDF_PAGES:
-            raise LoadError(f"{name}: the PDF has {n_pages} pages; the limit is {MAX_PDF_PAGES}. Split it first.")
-        parts: list[str] = []
-        pages: list[list[int]] = []
-        offset = 0
-        for number, page in enumerate(reader.pages, start=1):
-            page_text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-            page_text = page_text.strip()
-            if not page_text:
-                continue
-            if parts:
-                offset += 2  # the blank line between pages
-            pages.append([offset, number])
-            parts.append(page_text)
-            offset += len(page_text)
-    except LoadError:
-        raise
-    except FileNotDecryptedError as e:
-        raise LoadError(f"{name}: the PDF is password-protected (encrypted); remove the password and retry.") from e
-    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, AttributeError, IndexError,
-            AssertionError, OSError, RecursionError, zipfile.BadZipFile) as e:
-        raise LoadError(f"{name}: the PDF is corrupt or truncated and cannot be read ({type(e).__name__}: {e}).") from e
-    if not parts:
-        raise LoadError(f"{name}: the PDF has no extractable text (a scanned image?); run OCR on it first.")
-    metadata: dict[str, Any] = {"pages": pages, "page_count": n_pages}
-    try:
-        title = (reader.metadata.title or "").strip() if reader.metadata else ""
-    except Exception:  # a damaged info dictionary must not lose the text we already have
-        title = ""
-    if title:
-        metadata["title"] = title[:200]
-    if encrypted:
-        metadata["encrypted"] = "opened with an empty password"
-    empty_pages = n_pages - len(pages)
-    warnings = [f"{empty_pages} PDF page(s) without extractable text skipped"] if empty_pages else []
-    return Converted("\n\n".join(parts) + "\n", metadata, warnings)
-
-
 def page_of(document_metadata: dict[str, Any], offset: int) -> int | None:
     """The page number holding character ``offset`` of a PDF document's text (None for other documents)."""
     pages = document_metadata.get("pages") or []
@@ -165,7 +107,7 @@ def _outline_level(paragraph) -> int | None:
     return None
 
 
-def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
+def _docx_paragraph(paragraph, numbered_counters: dict[int, int], heading_shift: int = 0) -> str:
     from docx.oxml.ns import qn
 
     text = paragraph.text.replace("\r", "").strip()
@@ -176,7 +118,7 @@ def _docx_paragraph(paragraph, numbered_counters: dict[int, int]) -> str:
     match = re.match(r"heading\s*(\d)", lower)
     level = int(match.group(1)) if match else _outline_level(paragraph)
     if level:
-        return "#" * min(level, 6) + " " + re.sub(r"\s+", " ", text)
+        return "#" * min(level + heading_shift, 6) + " " + re.sub(r"\s+", " ", text)
     if lower == "title":
         return "# " + re.sub(r"\s+", " ", text)
     num_pr = paragraph._p.find(qn("w:pPr") + "/" + qn("w:numPr")) if paragraph._p.pPr is not None else None
@@ -205,7 +147,8 @@ def _fenced(code: str) -> str:
 
 
 def convert_docx(name: str, data: bytes) -> Converted:
-    """Headings by style level → ``#``, tables → Markdown tables, list paragraphs → ``- `` items."""
+    """Headings by style level → ``#`` (one level deeper under a Title), tables → Markdown tables, list
+    paragraphs → ``- `` items."""
     check_zip_bomb(name, data)
     import docx
     from docx.table import Table
@@ -213,6 +156,9 @@ def convert_docx(name: str, data: bytes) -> Converted:
 
     try:
         document = docx.Document(io.BytesIO(data))
+        # A Title paragraph is the level above Heading 1, so sections under the title nest under it.
+        has_title = any((p.style.name or "").lower() == "title" for p in document.paragraphs if p.style is not None)
+        heading_shift = 1 if has_title else 0
         blocks: list[str] = []
         counters: dict[int, int] = {}
         warnings: list[str] = []
@@ -228,7 +174,7 @@ def convert_docx(name: str, data: bytes) -> Converted:
                 blocks.append(_fenced("\n".join(code_lines)))
                 code_lines = []
             if paragraph is not None:
-                line = _docx_paragraph(paragraph, counters)
+                line = _docx_paragraph(paragraph, counters, heading_shift)
                 if line:
                     blocks.append(line)
             elif tag == "tbl":

@@ -36,6 +36,51 @@ def make_pdf(pages: list[str], password: str | None = None, title: str | None = 
     return out.getvalue()
 
 
+PAGE_WIDTH, PAGE_HEIGHT = 400, 600
+FONTS = {"regular": "Helvetica", "bold": "Helvetica-Bold", "mono": "Courier", "monobold": "Courier-Bold"}
+
+
+def text(x: float, top: float, content: str, size: float = 10, font: str = "regular") -> str:
+    """PDF operators drawing one line of text whose top is ``top`` points below the page's top edge."""
+    escaped = content.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").replace("•", "\\267")
+    baseline = PAGE_HEIGHT - top - size * 0.8
+    return f"BT /{font} {size} Tf {x} {baseline:.2f} Td ({escaped}) Tj ET"
+
+
+def rule(x0: float, top0: float, x1: float, top1: float) -> str:
+    """A stroked line (table rulings)."""
+    return f"0.5 w {x0} {PAGE_HEIGHT - top0} m {x1} {PAGE_HEIGHT - top1} l S"
+
+
+def dot(x: float, top: float, size: float = 3) -> str:
+    """A small filled square: a list bullet drawn as a shape, as browsers print them."""
+    return f"{x} {PAGE_HEIGHT - top - size} {size} {size} re f"
+
+
+def make_layout_pdf(pages: list[list[str]], outline: list[tuple[str, int, int]] | None = None) -> bytes:
+    """A PDF whose pages are drawn from ``text``/``rule``/``dot`` operators (Helvetica, Helvetica-Bold, Courier);
+    ``outline`` entries are (title, 1-based page, level)."""
+    writer = PdfWriter()
+    fonts = {}
+    for key, base in FONTS.items():
+        fonts[NameObject("/" + key)] = writer._add_object(DictionaryObject({
+            NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/" + base),
+        }))
+    for operators in pages:
+        page = writer.add_blank_page(width=PAGE_WIDTH, height=PAGE_HEIGHT)
+        stream = DecodedStreamObject()
+        stream.set_data("\n".join(operators).encode("latin-1"))
+        page[NameObject("/Contents")] = writer._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(fonts)})
+    parents: dict[int, object] = {}
+    for title, page_number, level in outline or []:
+        parents[level] = writer.add_outline_item(title, page_number - 1, parent=parents.get(level - 1))
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def make_docx(build) -> bytes:
     """A DOCX made by python-docx; ``build(document)`` adds the content."""
     import docx
@@ -50,6 +95,11 @@ def make_docx(build) -> bytes:
 @pytest.fixture(name="make_pdf")
 def _make_pdf_fixture():
     return make_pdf
+
+
+@pytest.fixture(name="make_layout_pdf")
+def _make_layout_pdf_fixture():
+    return make_layout_pdf
 
 
 @pytest.fixture(name="make_docx")

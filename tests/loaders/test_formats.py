@@ -6,6 +6,8 @@ import hashlib
 
 import pytest
 
+from rag_core.chunking import chunk_document
+from rag_core.config import ChunkingConfig
 from rag_core.loaders import document_id, load_bytes, page_of
 
 
@@ -203,6 +205,20 @@ def test_docx_headings_lists_tables(make_docx):
         "# Guide\n\nIntro text.\n\n## Setup\n\n- install\n- run\n\n1. first\n2. second\n\n"
         "| key | v\\|w |\n|---|---|\n| a | b |\n\n### Deep\n"
     )
+
+
+def test_docx_title_is_the_level_above_heading_1(make_docx):
+    def build(document):
+        document.add_heading("Handbook", level=0)  # the Title style
+        document.add_heading("Setup", level=1)
+        document.add_paragraph("Text.")
+        document.add_heading("Install", level=2)
+        document.add_paragraph("More.")
+
+    doc = load_bytes("handbook.docx", make_docx(build))
+    assert doc.text == "# Handbook\n\n## Setup\n\nText.\n\n### Install\n\nMore.\n"
+    sections = [c.heading_path for c in chunk_document(doc, ChunkingConfig(), "section")]
+    assert ["Handbook", "Setup", "Install"] in sections
 
 
 def test_docx_detected_from_content_even_when_named_bin(make_docx):
