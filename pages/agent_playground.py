@@ -16,6 +16,11 @@ CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "age
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
             "model, set `RAG_LLM_BASE_URL` (e.g. `http://127.0.0.1:11434/v1`), `RAG_LLM_API_KEY` and `RAG_LLM_MODEL`, "
             "then restart the app.")
+POLICIES = ["offline", "llm", "llm-answer"]
+POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm**: the model calls the search tools "
+               "itself (needs a model that calls tools). **llm-answer**: the offline planner retrieves and the model "
+               "only writes the cited answer (for small local models; chosen automatically when the model cannot "
+               "call tools).")
 
 
 @st.cache_resource(show_spinner=False)
@@ -99,6 +104,11 @@ def render_answer(result: AgentResult, turn: int) -> None:
     """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
     if result.fallback:
         st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
+    for note in result.warnings:
+        st.info(md_escape(note))
+    if not result.grounded:
+        st.warning(f"**Ungrounded answer** ({md_escape(result.grounding)}): it is not backed by a retrieved passage; "
+                   "check the documents before relying on it.")
     st.markdown(result.answer)
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
@@ -112,7 +122,8 @@ def render_answer(result: AgentResult, turn: int) -> None:
                 except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
                     st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
                             "pre-selected there.")
-    st.caption(f"Stopped: {result.stop_reason} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
+    st.caption(f"Stopped: {result.stop_reason} · {result.grounding} · {len(result.steps)} steps · "
+               f"{result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
 
@@ -171,8 +182,8 @@ with st.sidebar:
     st.subheader("Agent")
     llm_ready = settings.llm_configured
     # Every choice here is kept when the user visits another page and comes back (persist_state=KEEP).
-    policy = st.radio("Policy", ["offline", "llm"], key=POLICY_KEY, horizontal=True, persist_state=KEEP,
-                      index=1 if llm_ready and config.agent.policy == "llm" else 0, disabled=not llm_ready)
+    policy = st.radio("Policy", POLICIES, key=POLICY_KEY, horizontal=True, persist_state=KEEP, help=POLICY_HELP,
+                      index=POLICIES.index(config.agent.policy) if llm_ready else 0, disabled=not llm_ready)
     if not llm_ready:
         st.info(LLM_HELP)
     knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps, key="agent_max_steps",
@@ -224,7 +235,7 @@ elif asked:
                 render_one_shot(asked, baseline)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
-        llm = _llm() if policy == "llm" else None
+        llm = _llm() if policy != "offline" else None
 
         def _run():
             final = None

@@ -35,15 +35,6 @@ def test_unreachable_llm_is_reported_and_exit_is_non_zero(tmp_path, capsys, monk
     assert main(["ask", "How do I rotate the API key?", "--collection", "cli-llm", "--json"]) == 0
 
 
-class _LocalModel(fake.LlamaCppServer):
-    """A llama.cpp-like server whose router requests (at most 16 tokens, no tools) always get "hybrid"."""
-
-    def respond(self, payload):
-        if payload.get("max_tokens") == 16 and "tools" not in payload:
-            return fake.answer("hybrid")
-        return super().respond(payload)
-
-
 def _ingest(tmp_path, capsys, name):
     doc = tmp_path / "guide.md"
     doc.write_text("# Keys\n\nTo rotate the API key, open Settings and press Rotate.\n\n# Billing\n\n"
@@ -54,7 +45,7 @@ def _ingest(tmp_path, capsys, name):
 
 def test_llm_answer_policy_cites_and_says_grounded(tmp_path, capsys, monkeypatch):
     _ingest(tmp_path, capsys, "cli-answer")
-    with _LocalModel([fake.answer("Open Settings and press Rotate [1].")]) as server:
+    with fake.LlamaCppServer([fake.answer("Open Settings and press Rotate [1].")], route="hybrid") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
         code = main(["ask", "How do I rotate the API key?", "--collection", "cli-answer", "--policy", "llm-answer",
@@ -71,7 +62,7 @@ def test_uncited_llm_answer_is_flagged_ungrounded(tmp_path, capsys, monkeypatch)
     _ingest(tmp_path, capsys, "cli-flag")
     invented = {"answer": "Business extra runs cost $1.15 per job.", "citations": []}
     script = [fake.tool_call("done", invented), fake.tool_call("done", invented, call_id="c2")]
-    with _LocalModel(script) as server:
+    with fake.LlamaCppServer(script, route="hybrid") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
         code = main(["ask", "What do Business extra runs cost?", "--collection", "cli-flag", "--policy", "llm"])

@@ -154,15 +154,19 @@ class LlamaCppServer(ScriptedOpenAIServer):
     """The scripted server with llama-server's rules applied to every request (see the list above).
 
     ``tokens_per_s`` paces generation: one token per word of the scripted content, so a runaway reply without
-    ``max_tokens`` takes ``(n_ctx - prompt) / tokens_per_s`` seconds, as a small CPU model does.
+    ``max_tokens`` takes ``(n_ctx - prompt) / tokens_per_s`` seconds, as a small CPU model does. With ``route``,
+    the retrieval router's requests get that word instead of a scripted item.
     """
 
     def __init__(self, script=None, *, n_ctx: int = 8192, tokens_per_s: float = 1000.0,
-                 alias: str = "smollm2") -> None:
+                 alias: str = "smollm2", route: str | None = None) -> None:
         super().__init__(script)
-        self.n_ctx, self.tokens_per_s, self.alias = n_ctx, tokens_per_s, alias
+        self.n_ctx, self.tokens_per_s, self.alias, self.route = n_ctx, tokens_per_s, alias, route
 
     def respond(self, payload: dict[str, Any]) -> dict[str, Any]:
+        messages = payload.get("messages") or [{}]
+        if self.route and str(messages[0].get("content", "")).startswith("You route search queries"):
+            return answer(self.route)  # the retrieval LLM router's question, answered outside the script
         for message in payload.get("messages", []):
             for call in message.get("tool_calls") or []:
                 raw = call.get("function", {}).get("arguments", "")
