@@ -83,12 +83,23 @@ def test_runaway_generation_is_bounded_and_said_to_be_cut_off(make_llm_settings,
 
 
 def test_runaway_final_answer_is_marked_cut_off(make_llm_settings, fake_index, fake_retriever):
-    with fake.LlamaCppServer([fake.runaway("word")]) as server:
+    long_answer = " ".join(f"Step {i}: run wren keys rotate [1]." for i in range(30))
+    with fake.LlamaCppServer([fake.answer(long_answer)]) as server:
         result, _ = _ask(server, make_llm_settings, fake_index, fake_retriever, policy="llm-answer",
                          llm_max_tokens_answer=40)
     assert _sent(server, 0)["max_tokens"] == 40
-    assert result.answer.startswith("word word") and "cut off at 40 tokens" in result.answer
-    assert any("cut off" in w for w in result.warnings)
+    assert result.answer.startswith("Step 0: run wren keys rotate [auth-p1].") and not result.extractive
+    assert "[answer cut off at 40 tokens" in result.answer
+    assert any("cut off at 40 tokens" in w for w in result.warnings)
+
+
+def test_runaway_repetition_gives_the_extractive_answer(make_llm_settings, fake_index, fake_retriever):
+    with fake.LlamaCppServer([fake.runaway("the")]) as server:
+        result, _ = _ask(server, make_llm_settings, fake_index, fake_retriever, policy="llm-answer",
+                         llm_max_tokens_answer=40)
+    assert result.extractive and "wren keys rotate" in result.answer and "the the" not in result.answer
+    assert "repeated itself until it was cut off at 40 tokens" in result.fallback
+    assert result.citations == ["auth-p1"] and result.grounded
 
 
 def test_history_carries_the_repaired_arguments(make_llm_settings, fake_index, fake_retriever):
