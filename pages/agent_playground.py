@@ -71,6 +71,24 @@ def render_step(step, box) -> None:
             f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed))
 
 
+class AnswerStream:
+    """The final answer shown as the model writes it (``llm-answer``), below the steps, until the result is drawn."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.box = None
+
+    def add(self, piece: str) -> None:
+        if self.box is None:
+            self.box = st.empty()
+        self.pieces.append(piece)
+        self.box.markdown("".join(self.pieces) + " ▌")
+
+    def clear(self) -> None:
+        if self.box is not None:
+            self.box.empty()
+
+
 def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
     points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
@@ -239,13 +257,16 @@ elif asked:
 
         def _run():
             final = None
+            live = AnswerStream()
             with st.spinner("The agent is working…"):  # a step (an LLM call, its retries) can take seconds
-                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
+                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm,
+                                       on_answer_text=live.add):
                     if isinstance(event, AgentResult):
                         final = event
                     else:
                         box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
                         render_step(event, box)
+            live.clear()  # the finished answer, with its citations, is drawn in its place
             return final
 
         result = state.guarded(_run, "The agent")

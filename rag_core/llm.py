@@ -203,9 +203,13 @@ class LLMClient:
         purpose: str = "step",
         max_tokens: int | None = None,
         deadline: float | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ChatResult:
         """One chat completion of at most ``max_tokens`` (default: the ``purpose``'s setting), answered before
-        ``deadline`` (a ``time.monotonic()`` value) if given; returns the assistant's turn or raises LLMError."""
+        ``deadline`` (a ``time.monotonic()`` value) if given; returns the assistant's turn or raises LLMError.
+
+        With ``on_text`` (for answers, without tools) the reply is streamed: ``on_text`` gets each piece of text as
+        it arrives; streaming stops at the deadline (the answer is then marked ``finish_reason="time"``)."""
         openai = self._openai
         if purpose not in PURPOSES:
             raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
@@ -214,6 +218,10 @@ class LLMClient:
         if tools:
             kwargs["tools"] = list(tools)
             kwargs["tool_choice"] = "auto"
+        if on_text is not None:
+            if tools:
+                raise ValueError("streaming (on_text) is for answers: call chat without tools")
+            kwargs["stream"] = True
         retries: list[str] = []
         started = time.perf_counter()
         attempt = 0
@@ -283,9 +291,44 @@ class LLMClient:
             log.warning("LLM call failed (%s); retrying in %.2f s", reason, delay)
             self._sleep(delay)
             attempt += 1
-        result = self._parse(response, retries, (time.perf_counter() - started) * 1000)
+        if on_text is not None:
+            result = self._collect(response, on_text, deadline, retries, started)
+        else:
+            result = self._parse(response, retries, (time.perf_counter() - started) * 1000)
         result.max_tokens = limit
         return result
+
+    def _collect(self, stream: Any, on_text: Callable[[str], None], deadline: float | None, retries: list[str],
+                 started: float) -> ChatResult:
+        """Read a streamed completion, handing each piece of text to ``on_text``."""
+        import httpx  # the openai client's transport
+
+        pieces: list[str] = []
+        finish, model, usage = None, "", {}
+        try:
+            for chunk in stream:
+                model = getattr(chunk, "model", "") or model
+                if getattr(chunk, "usage", None) is not None:
+                    usage = {"prompt_tokens": int(chunk.usage.prompt_tokens or 0),
+                             "completion_tokens": int(chunk.usage.completion_tokens or 0),
+                             "total_tokens": int(chunk.usage.total_tokens or 0)}
+                for choice in getattr(chunk, "choices", None) or []:
+                    text = getattr(choice.delta, "content", None) if choice.delta is not None else None
+                    if text:
+                        pieces.append(text)
+                        on_text(text)
+                    finish = choice.finish_reason or finish
+                if deadline is not None and time.monotonic() >= deadline:
+                    finish = "time"
+                    break
+        except (self._openai.APIError, httpx.HTTPError) as e:
+            raise LLMError(f"the LLM at {self.base_url} broke off its streamed answer ({e})") from e
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return ChatResult(content="".join(pieces), usage=usage, finish_reason=finish, model=model or self.model,
+                          retries=retries, elapsed_ms=(time.perf_counter() - started) * 1000)
 
     def bounded(self, deadline: float) -> BoundedLLM:
         """This client with ``deadline`` applied to every call (for the retrieval router inside one question)."""

@@ -214,6 +214,8 @@ class AgentRun:
     # ``time.monotonic()`` past which no LLM call may run (None: no budget), and notes for the person.
     deadline: float | None = None
     warnings: list[str] = field(default_factory=list)
+    # Receives the final answer's text piece by piece while a model writes it (None: not streamed).
+    on_text: Any = None
 
     def warn(self, note: str) -> None:
         if note and note not in self.warnings:
@@ -288,8 +290,12 @@ def run_agent(
     *,
     retriever: Any = None,
     llm: Any = None,
+    on_answer_text: Any = None,
 ) -> Iterator[AgentStep | AgentResult]:
-    """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``."""
+    """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``.
+
+    ``on_answer_text(piece)`` receives the final answer as it is streamed, when a model writes it (``llm-answer``).
+    """
     question = check_query(question, noun="question")
     if retriever is None:
         from rag_core.retrieval import Retriever
@@ -303,7 +309,8 @@ def run_agent(
     context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, embed)
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
-    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state)
+    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
+                   on_text=on_answer_text)
     budget_s = time_budget_s(settings, llm)
     run.deadline = time.monotonic() + budget_s
     router = getattr(retriever, "llm", None)

@@ -74,3 +74,19 @@ def test_llm_answer_falls_back_to_the_extractive_answer(make_llm_settings, fake_
     result = ask(QUESTION, fake_index, RAGConfig(), policy="llm-answer", llm=client, retriever=fake_retriever)
     assert result.extractive and result.fallback.startswith("LLM failed (the LLM endpoint")
     assert result.citations == ["auth-p1"] and result.grounded and "wren keys rotate" in result.answer
+
+
+def test_answer_is_streamed_while_it_is_written(scripted_server, make_llm_settings, fake_index, fake_retriever):
+    from rag_core.agent import AgentResult, AgentStep, run_agent
+
+    events: list[object] = []
+    with scripted_server([fake.answer("Run `wren keys rotate` [1].")]) as server:
+        client = LLMClient(make_llm_settings(server.base_url), sleep=lambda s: None)
+        for event in run_agent(QUESTION, fake_index, RAGConfig(), policy="llm-answer", llm=client,
+                               retriever=fake_retriever, on_answer_text=events.append):
+            events.append(event)
+    texts = [e for e in events if isinstance(e, str)]
+    assert texts == ["Run ", "`wren ", "keys ", "rotate` ", "[1]."]
+    # the search step came before any text, the result after all of it
+    assert isinstance(events[0], AgentStep) and isinstance(events[-1], AgentResult)
+    assert events[-1].answer == "Run `wren keys rotate` [auth-p1]." and events[-1].grounded

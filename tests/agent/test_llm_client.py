@@ -165,3 +165,15 @@ def test_timeout_is_not_retried(scripted_server, make_llm_settings):
         with pytest.raises(LLMError, match="did not answer within 0.3 s.*RAG_LLM_MAX_TOKENS_STEP"):
             client.chat([{"role": "user", "content": "q"}])
     assert len(server.requests) == 1
+
+
+def test_streamed_answer_hands_each_piece_over(scripted_server, make_llm_settings):
+    pieces: list[str] = []
+    with fake.LlamaCppServer([fake.answer("Open Settings and press Rotate [1].")]) as server:
+        result = _client(server.base_url, make_llm_settings).chat(
+            [{"role": "user", "content": "q"}], purpose="answer", max_tokens=4, on_text=pieces.append)
+    assert server.requests[0]["json"]["stream"] is True
+    assert pieces == ["Open ", "Settings ", "and ", "press"]  # cut at 4 tokens by the server
+    assert result.content == "Open Settings and press" and result.cut_off and result.model == "smollm2"
+    with pytest.raises(ValueError, match="streaming"):
+        _client(server.base_url, make_llm_settings).chat([], tools=[{"type": "function"}], on_text=print)

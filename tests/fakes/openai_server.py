@@ -77,6 +77,9 @@ class ScriptedOpenAIServer:
                     return
                 if item.get("delay"):
                     time.sleep(item["delay"])
+                if payload.get("stream") and item.get("status", 200) == 200 and "choices" in item.get("body", {}):
+                    self._stream(item["body"])
+                    return
                 body = json.dumps(item.get("body", {})).encode()
                 try:
                     self.send_response(item.get("status", 200))
@@ -88,6 +91,28 @@ class ScriptedOpenAIServer:
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
+
+            def _stream(self, body: dict[str, Any]) -> None:
+                """The completion as server-sent events: one chunk per word, then finish_reason and usage."""
+                choice = body["choices"][0]
+                content = choice["message"].get("content") or ""
+                pieces = [p for p in content.replace(" ", " \0").split("\0") if p]
+                chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p},
+                                        "finish_reason": None}]} for p in pieces]
+                chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+                               "usage": body.get("usage")})
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in chunks:
+                        event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
+                                 "model": body.get("model", "scripted-model"), **chunk}
+                        self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

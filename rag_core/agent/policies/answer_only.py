@@ -119,15 +119,18 @@ def cite(text: str, hits: Sequence[Hit]) -> tuple[str, list[str], list[str]]:
 
 def write_answer(client: Any, question: str, hits: Sequence[Hit], label: Callable[[Hit], str], *,
                  temperature: float = 0.0, deadline: float | None = None,
-                 history: Sequence[tuple[str, str]] = ()) -> WrittenAnswer:
-    """Ask the model for the answer from ``hits``; halves the documents (lowest ranked out) if they overflow its
-    context. Raises ``LLMError`` when the model cannot be reached or returns nothing."""
+                 history: Sequence[tuple[str, str]] = (), on_text: Callable[[str], None] | None = None
+                 ) -> WrittenAnswer:
+    """Ask the model for the answer from ``hits`` (streamed to ``on_text`` if given); halves the documents (lowest
+    ranked out) if they overflow its context. Raises ``LLMError`` when the model cannot be reached or returns
+    nothing."""
     hits = list(hits)
     notes: list[str] = []
     while True:
         try:
+            streaming = {"on_text": on_text} if on_text is not None else {}
             result = client.chat(answer_messages(question, hits, label, history), temperature=temperature,
-                                 purpose="answer", deadline=deadline)
+                                 purpose="answer", deadline=deadline, **streaming)
             break
         except LLMContextOverflow as e:
             if len(hits) <= 1:
@@ -147,6 +150,9 @@ def write_answer(client: Any, question: str, hits: Sequence[Hit], label: Callabl
         limit = result.max_tokens
         text += f"\n\n[answer cut off at {limit} tokens: raise RAG_LLM_MAX_TOKENS_ANSWER for longer answers]"
         notes.append(f"the answer was cut off at {limit} tokens (RAG_LLM_MAX_TOKENS_ANSWER)")
+    elif result.finish_reason == "time":
+        text += "\n\n[answer cut off: the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out]"
+        notes.append("the answer was cut off when the question's time budget ran out")
     served = client.model_note(result) if hasattr(client, "model_note") else None
     if served:
         notes.append(served)
@@ -189,7 +195,7 @@ class AnswerOnlyPolicy:
         history = [(t.question, t.answer) for t in run.state.turns[-2:]]
         try:
             written = write_answer(self.client, run.question, hits, label, temperature=temperature,
-                                   deadline=run.deadline, history=history)
+                                   deadline=run.deadline, history=history, on_text=run.on_text)
         except LLMError as e:
             failure = f"LLM failed ({e}); answered extractively from the retrieved context"
             return Action("done", planned.args, f"{planned.reason}; {failure}", extractive=True, fallback=failure)
