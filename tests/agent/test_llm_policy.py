@@ -132,3 +132,14 @@ def test_plain_text_answer_without_a_search_is_searched_first(scripted_server, m
     shown = server.requests[1]["json"]["messages"][-1]
     assert shown["role"] == "user" and shown["content"].startswith("Not accepted: nothing had been retrieved")
     assert result.answer == "Use `wren keys rotate`." and result.citations == ["auth-p1"] and result.grounded
+
+
+def test_plain_text_citing_retrieved_chunks_is_the_answer(scripted_server, make_llm_settings, fake_index,
+                                                          fake_retriever):
+    script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}),
+              fake.answer("Use `wren keys rotate --name KEY` [auth-p1]; see also [nope].")]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert [s.tool for s in result.steps] == ["search", "done"] and len(server.requests) == 2
+    assert result.steps[1].reason.startswith("the model answered in plain text, citing retrieved chunks")
+    assert result.citations == ["auth-p1"] and result.grounded and result.policy == "llm"

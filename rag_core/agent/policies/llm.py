@@ -254,6 +254,12 @@ class LLMPolicy:
         else:
             what, shown = "the model replied with neither text nor a tool call", ""
         self.messages.append({"role": "assistant", "content": shown})
+        held = run.context.ids
+        cited = [i for i in held if f"[{i}]" in text or f"id={i}" in text] if not result.cut_off else []
+        if cited:  # an answer in plain text that cites what was retrieved is an answer
+            return Action("done", {"answer": text, "citations": cited},
+                          "the model answered in plain text, citing retrieved chunks, instead of calling done",
+                          llm_tokens=result.total_tokens, llm_retries=list(result.retries))
         self.ignored += 1
         if self.ignored >= 2:
             self.client.tools_usable = False
