@@ -312,9 +312,10 @@ def run_agent(
     run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
                    on_text=on_answer_text)
     budget_s = time_budget_s(settings, llm)
-    run.deadline = time.monotonic() + budget_s
+    # The budget bounds runs that use a model (the offline policy alone takes no network and needs none).
+    run.deadline = time.monotonic() + budget_s if policy.name != "offline" else None
     router = getattr(retriever, "llm", None)
-    if router is not None and hasattr(router, "bounded"):
+    if router is not None and hasattr(router, "bounded") and run.deadline is not None:
         retriever.llm = router.bounded(run.deadline)  # the router's calls share the question's deadline
     started = time.perf_counter()
     fallback: str | None = None
@@ -326,7 +327,7 @@ def run_agent(
     policy.begin(run)
     while run.steps_left > 0:
         step_started = time.perf_counter()
-        if time.monotonic() >= run.deadline:
+        if run.deadline is not None and time.monotonic() >= run.deadline:
             stop_reason = f"{out_of_time} after {len(run.steps)} steps; answered from what was found"
             break
         try:
