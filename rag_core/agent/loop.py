@@ -460,6 +460,8 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
 def _guarded_outcome(run: AgentRun, action: Action) -> ToolOutcome | None:
     """The loop's own refusals (budget, repeats, bad done) as tool errors; None when the tool may run."""
     args = action.args if isinstance(action.args, dict) else {"_raw": action.args}
+    if action.tool == "none":  # the model's reply held no tool call: the reason says what it held
+        return ToolOutcome.failure("none", args, action.reason)
     if action.tool == "done":
         try:
             done, repairs = validate_arguments("done", action.args)

@@ -143,3 +143,17 @@ def test_plain_text_citing_retrieved_chunks_is_the_answer(scripted_server, make_
     assert [s.tool for s in result.steps] == ["search", "done"] and len(server.requests) == 2
     assert result.steps[1].reason.startswith("the model answered in plain text, citing retrieved chunks")
     assert result.citations == ["auth-p1"] and result.grounded and result.policy == "llm"
+
+
+def test_plain_text_after_a_search_without_citations_gets_a_reminder(scripted_server, make_llm_settings, fake_index,
+                                                                     fake_retriever):
+    script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}),
+              fake.answer("You can rotate it."),
+              fake.tool_call("done", {"answer": "Use `wren keys rotate`.", "citations": ["auth-p1"]}, call_id="c2")]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert [(s.tool, s.ok) for s in result.steps] == [("search", True), ("none", False), ("done", True)]
+    assert result.steps[1].error == "the model answered in plain text instead of calling its tools"
+    last = server.requests[2]["json"]["messages"][-1]
+    assert last["role"] == "user" and last["content"].startswith("Reply with a tool call")
+    assert result.citations == ["auth-p1"] and result.grounded

@@ -200,10 +200,12 @@ class LLMPolicy:
                       call_id=call.id, repairs=list(repairs))
 
     def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None:
-        content = outcome.observation
-        if self._forced:
-            content, self._forced = f"{self._forced}\n{content}", ""
+        content, forced = outcome.observation, self._forced
+        if forced:
+            content, self._forced = f"{forced}\n{content}", ""
         if action.call_id is None:  # a search the policy made itself: shown to the model as a user message
+            if not forced:
+                return  # a step without a tool call: the reminder is already in the history
             self.messages.append({"role": "user", "content": content + "\nAnswer with done(answer, citations), "
                                   "citing the chunk ids your answer relies on, or search further."})
             return
