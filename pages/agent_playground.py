@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
+from rag_core.agent.answer import NOT_FOUND
 from ui import state
 from ui.state import KEEP
 from ui.text import md_escape
@@ -124,7 +125,7 @@ def render_answer(result: AgentResult, turn: int) -> None:
         st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
     for note in result.warnings:
         st.info(md_escape(note))
-    if not result.grounded:
+    if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
         st.warning(f"**Ungrounded answer** ({md_escape(result.grounding)}): it is not backed by a retrieved passage; "
                    "check the documents before relying on it.")
     st.markdown(result.answer)

@@ -301,3 +301,14 @@ def test_compare_view_puts_the_agent_charts_below_at_full_width_and_keeps_citati
         # The full source and heading path are in the tooltip.
         assert button.help.startswith(r"a\-rather\-long\-document\-name\-about\-operations\.md › Operations handbook"
                                       r" › Security and access management › Rotating the API key safely")
+
+
+def test_not_found_is_not_flagged_as_ungrounded(indexed):
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("zebra giraffe migration").run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert result.answer.startswith("I could not find this") and not result.grounded
+    assert not any("Ungrounded" in w.value for w in at.warning)
+    assert any("ungrounded: nothing relevant was found" in c.value for c in at.caption)
