@@ -98,7 +98,7 @@ def test_runaway_repetition_gives_the_extractive_answer(make_llm_settings, fake_
         result, _ = _ask(server, make_llm_settings, fake_index, fake_retriever, policy="llm-answer",
                          llm_max_tokens_answer=40)
     assert result.extractive and "wren keys rotate" in result.answer and "the the" not in result.answer
-    assert "repeated itself until it was cut off at 40 tokens" in result.fallback
+    assert "repeated itself until it was cut off (RAG_LLM_MAX_TOKENS_ANSWER=40" in result.fallback
     assert result.citations == ["auth-p1"] and result.grounded
 
 
@@ -179,3 +179,22 @@ def test_done_without_searching_is_searched_first_and_flagged_when_uncited(make_
     assert "cites none of the retrieved chunks" in result.grounding
     data = result.to_dict()
     assert data["grounded"] is False and data["grounding"] == result.grounding
+
+
+def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index, fake_retriever):
+    from rag_core.agent import AgentResult, run_agent
+
+    pieces: list[str] = []
+    # 400 tokens at 100 tokens/s: four seconds of writing, with a one-second budget for the whole question
+    long_answer = " ".join(f"word{i}" for i in range(400))
+    with fake.LlamaCppServer([fake.answer(long_answer)], tokens_per_s=100) as server:
+        settings = make_llm_settings(server.base_url, llm_time_budget_s=1.0, llm_max_tokens_answer=400)
+        started = time.monotonic()
+        events = list(run_agent(QUESTION, fake_index, RAGConfig(), settings, policy="llm-answer",
+                                llm=LLMClient(settings), retriever=fake_retriever, on_answer_text=pieces.append))
+        elapsed = time.monotonic() - started
+    result = events[-1]
+    assert isinstance(result, AgentResult) and elapsed < 1.6
+    assert 10 < len(pieces) < 150  # some of the answer arrived, not all 400 tokens
+    assert "[answer cut off: the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out]" in result.answer
+    assert any("time budget ran out" in w for w in result.warnings)

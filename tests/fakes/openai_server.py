@@ -75,11 +75,11 @@ class ScriptedOpenAIServer:
                     owner.closing.wait(item["hold"])
                     self.close_connection = True
                     return
+                if payload.get("stream") and item.get("status", 200) == 200 and "choices" in item.get("body", {}):
+                    self._stream(item["body"], item.get("delay", 0.0))
+                    return
                 if item.get("delay"):
                     time.sleep(item["delay"])
-                if payload.get("stream") and item.get("status", 200) == 200 and "choices" in item.get("body", {}):
-                    self._stream(item["body"])
-                    return
                 body = json.dumps(item.get("body", {})).encode()
                 try:
                     self.send_response(item.get("status", 200))
@@ -92,8 +92,9 @@ class ScriptedOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
-            def _stream(self, body: dict[str, Any]) -> None:
-                """The completion as server-sent events: one chunk per word, then finish_reason and usage."""
+            def _stream(self, body: dict[str, Any], delay: float) -> None:
+                """The completion as server-sent events: one chunk per word, then finish_reason and usage; the
+                ``delay`` is spread over the chunks, as a model generates them."""
                 choice = body["choices"][0]
                 content = choice["message"].get("content") or ""
                 pieces = [p for p in content.replace(" ", " \0").split("\0") if p]
@@ -106,6 +107,7 @@ class ScriptedOpenAIServer:
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
                     for chunk in chunks:
+                        time.sleep(delay / len(chunks))
                         event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
                                  "model": body.get("model", "scripted-model"), **chunk}
                         self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())

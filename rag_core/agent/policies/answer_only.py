@@ -143,7 +143,8 @@ def write_answer(client: Any, question: str, hits: Sequence[Hit], label: Callabl
     if not text:
         raise LLMError(f"the LLM at {client.base_url} returned an empty answer")
     words = text.lower().split()
-    degenerate = result.cut_off and len(set(words)) < DEGENERATE_DISTINCT * len(words)
+    stopped = result.cut_off or result.finish_reason == "time"
+    degenerate = stopped and len(set(words)) < DEGENERATE_DISTINCT * len(words)
     text, citations, cite_notes = cite(text, hits)
     notes += cite_notes
     if result.cut_off:
@@ -200,8 +201,9 @@ class AnswerOnlyPolicy:
             failure = f"LLM failed ({e}); answered extractively from the retrieved context"
             return Action("done", planned.args, f"{planned.reason}; {failure}", extractive=True, fallback=failure)
         if written.degenerate:
-            failure = (f"the model's answer repeated itself until it was cut off at {self.client.max_tokens['answer']} "
-                       "tokens; answered extractively from the retrieved context")
+            failure = ("the model's answer repeated itself until it was cut off (RAG_LLM_MAX_TOKENS_ANSWER="
+                       f"{self.client.max_tokens['answer']}, or the time budget); answered extractively from the "
+                       "retrieved context")
             return Action("done", planned.args, f"{planned.reason}; {failure}", extractive=True, fallback=failure,
                           llm_tokens=written.llm_tokens, llm_retries=written.retries, notes=written.notes)
         return Action("done", {"answer": written.text, "citations": written.citations},
