@@ -10,6 +10,7 @@ from streamlit.errors import StreamlitAPIException
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
 from ui import state
+from ui.answer_text import inert_markdown
 from ui.state import KEEP
 from ui.text import md_escape
 
@@ -83,7 +84,7 @@ class AnswerStream:
         if self.box is None:
             self.box = st.empty()
         self.pieces.append(piece)
-        self.box.markdown("".join(self.pieces) + " ▌")
+        self.box.markdown(inert_markdown("".join(self.pieces)) + " ▌")
 
     def clear(self) -> None:
         if self.box is not None:
@@ -128,7 +129,7 @@ def render_answer(result: AgentResult, turn: int) -> None:
     if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
         st.warning(f"**Ungrounded answer** ({md_escape(result.grounding)}): it is not backed by a retrieved passage; "
                    "check the documents before relying on it.")
-    st.markdown(result.answer)
+    st.markdown(inert_markdown(result.answer))  # model or document text: images and links are not followed
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
         for chunk_id in result.citations:
@@ -171,7 +172,8 @@ def render_one_shot(question: str, result) -> None:
     """The one-shot result answered by the same extractive answerer as the offline agent."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
-    st.markdown(extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*"))
+    quoted = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
+    st.markdown(inert_markdown(quoted))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):

