@@ -25,6 +25,9 @@ def test_cite_rewrites_numbers_to_chunk_ids_and_reports_unknown_ones(fake_index)
     assert text == ("Rotate it [auth-p1]. Basic has 5 projects [plans-p0][plans-p1]. Also [plans-p1]. Odd [9].")
     assert citations == ["auth-p1", "plans-p0", "plans-p1"]
     assert notes == ["the model cited [9], which is not one of the 3 documents it was given"]
+    # Markdown images and links, and bracketed words, are not citations
+    text, citations, notes = cite("See ![logo](x.png) and [the guide](y) [note] [2].", hits)
+    assert (text, citations, notes) == ("See ![logo](x.png) and [the guide](y) [note] [plans-p0].", ["plans-p0"], [])
 
 
 def test_cite_attributes_by_overlap_when_the_model_cites_nothing(fake_index):
