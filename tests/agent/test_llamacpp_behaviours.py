@@ -162,7 +162,7 @@ def test_slow_steps_stop_at_the_time_budget(make_llm_settings, fake_index, fake_
               for i in range(6)]
     with fake.LlamaCppServer(script) as server:
         result, elapsed = _ask(server, make_llm_settings, fake_index, fake_retriever, llm_time_budget_s=1.0)
-    assert elapsed < 1.6 and len(server.requests) <= 3
+    assert elapsed < 1.8 and len(server.requests) <= 3  # unbounded: 6 x 0.4 s
     assert "time budget of 1 s" in result.stop_reason
     assert result.citations == ["auth-s"] and result.grounded  # it ends with what it found
 
@@ -194,7 +194,7 @@ def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index,
                                 llm=LLMClient(settings), retriever=fake_retriever, on_answer_text=pieces.append))
         elapsed = time.monotonic() - started
     result = events[-1]
-    assert isinstance(result, AgentResult) and elapsed < 1.6
+    assert isinstance(result, AgentResult) and elapsed < 1.8  # unbounded: 4 s
     assert 10 < len(pieces) < 150  # some of the answer arrived, not all 400 tokens
     assert "[answer cut off: the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out]" in result.answer
     assert any("time budget ran out" in w for w in result.warnings)
