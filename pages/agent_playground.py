@@ -8,7 +8,9 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
+from rag_core.agent.answer import NOT_FOUND
 from ui import state
+from ui.answer_text import inert_markdown
 from ui.state import KEEP
 from ui.text import md_escape
 
@@ -16,6 +18,11 @@ CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "age
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
             "model, set `RAG_LLM_BASE_URL` (e.g. `http://127.0.0.1:11434/v1`), `RAG_LLM_API_KEY` and `RAG_LLM_MODEL`, "
             "then restart the app.")
+POLICIES = ["offline", "llm", "llm-answer"]
+POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm**: the model calls the search tools "
+               "itself (needs a model that calls tools). **llm-answer**: the offline planner retrieves and the model "
+               "only writes the cited answer (for small local models; chosen automatically when the model cannot "
+               "call tools).")
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,6 +73,24 @@ def render_step(step, box) -> None:
             f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed))
 
 
+class AnswerStream:
+    """The final answer shown as the model writes it (``llm-answer``), below the steps, until the result is drawn."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.box = None
+
+    def add(self, piece: str) -> None:
+        if self.box is None:
+            self.box = st.empty()
+        self.pieces.append(piece)
+        self.box.markdown(inert_markdown("".join(self.pieces)) + " ▌")
+
+    def clear(self) -> None:
+        if self.box is not None:
+            self.box.empty()
+
+
 def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
     points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
@@ -99,7 +124,12 @@ def render_answer(result: AgentResult, turn: int) -> None:
     """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
     if result.fallback:
         st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
-    st.markdown(result.answer)
+    for note in result.warnings:
+        st.info(md_escape(note))
+    if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
+        st.warning(f"**Ungrounded answer** ({md_escape(result.grounding)}): it is not backed by a retrieved passage; "
+                   "check the documents before relying on it.")
+    st.markdown(inert_markdown(result.answer))  # model or document text: images and links are not followed
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
         for chunk_id in result.citations:
@@ -112,7 +142,8 @@ def render_answer(result: AgentResult, turn: int) -> None:
                 except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
                     st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
                             "pre-selected there.")
-    st.caption(f"Stopped: {result.stop_reason} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
+    st.caption(f"Stopped: {result.stop_reason} · {result.grounding} · {len(result.steps)} steps · "
+               f"{result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
 
@@ -141,7 +172,8 @@ def render_one_shot(question: str, result) -> None:
     """The one-shot result answered by the same extractive answerer as the offline agent."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
-    st.markdown(extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*"))
+    quoted = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
+    st.markdown(inert_markdown(quoted))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
@@ -171,8 +203,8 @@ with st.sidebar:
     st.subheader("Agent")
     llm_ready = settings.llm_configured
     # Every choice here is kept when the user visits another page and comes back (persist_state=KEEP).
-    policy = st.radio("Policy", ["offline", "llm"], key=POLICY_KEY, horizontal=True, persist_state=KEEP,
-                      index=1 if llm_ready and config.agent.policy == "llm" else 0, disabled=not llm_ready)
+    policy = st.radio("Policy", POLICIES, key=POLICY_KEY, horizontal=True, persist_state=KEEP, help=POLICY_HELP,
+                      index=POLICIES.index(config.agent.policy) if llm_ready else 0, disabled=not llm_ready)
     if not llm_ready:
         st.info(LLM_HELP)
     knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps, key="agent_max_steps",
@@ -224,17 +256,20 @@ elif asked:
                 render_one_shot(asked, baseline)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
-        llm = _llm() if policy == "llm" else None
+        llm = _llm() if policy != "offline" else None
 
         def _run():
             final = None
+            live = AnswerStream()
             with st.spinner("The agent is working…"):  # a step (an LLM call, its retries) can take seconds
-                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm):
+                for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm,
+                                       on_answer_text=live.add):
                     if isinstance(event, AgentResult):
                         final = event
                     else:
                         box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
                         render_step(event, box)
+            live.clear()  # the finished answer, with its citations, is drawn in its place
             return final
 
         result = state.guarded(_run, "The agent")

@@ -169,7 +169,10 @@ def drill_down(run, metric: str) -> None:
                          f" · {found} answer hit(s) · {record['context_tokens']} tokens · {record['steps']} steps"):
             if record.get("error"):
                 st.error(record["error"])
-            st.caption(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms")
+            cited = record["metrics"].get("cited")
+            grounded = "grounded" if record["metrics"].get("grounded") else "UNGROUNDED"
+            answer_score = "" if cited is None else f" · gold evidence cited {cited:.0%} · {grounded}"
+            st.caption(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms{answer_score}")
             if record["hits"]:
                 st.dataframe(record["hits"], hide_index=True, width="stretch")
             if record.get("answer"):

@@ -30,6 +30,13 @@ class Settings(BaseSettings):
     llm_model: str = ""
     llm_timeout_s: float = 30.0
     llm_max_retries: int = 3
+    # Most tokens the model may write per request, by purpose: a tool-calling step, the retrieval router's one-word
+    # choice, the final answer. A small local model left unbounded can write until its context is full.
+    llm_max_tokens_step: int = Field(512, ge=16, le=32_768)
+    llm_max_tokens_router: int = Field(16, ge=1, le=1024)
+    llm_max_tokens_answer: int = Field(768, ge=16, le=32_768)
+    # Wall-clock budget of one question: past it the agent stops and answers from what it has found.
+    llm_time_budget_s: float = Field(60.0, gt=0, le=3600)
     # OpenAI-compatible embeddings endpoint for the ``openai`` embedder.
     embed_base_url: str = ""
     embed_api_key: str = ""
@@ -108,7 +115,7 @@ class RetrievalConfig(_Strict):
 
 
 class AgentConfig(_Strict):
-    policy: Literal["offline", "llm"] = "offline"
+    policy: Literal["offline", "llm", "llm-answer"] = "offline"
     max_steps: int = Field(6, ge=1, le=30)
     max_retrievals: int = Field(4, ge=1, le=30)
     context_budget: int = Field(3000, ge=200, le=128_000)

@@ -1,14 +1,18 @@
-"""OpenAI-compatible chat client: one ``chat`` call with timeouts, retries and clear errors.
+"""OpenAI-compatible chat client: one bounded ``chat`` call with timeouts, retries and clear errors.
 
-Used by the agent's ``llm`` policy and by the retrieval LLM router. The ``openai`` client's own
-retries are turned off (``max_retries=0``) so that each retry is decided and recorded here: the
-agent trace shows why a step took long (``ChatResult.retries``).
+Used by the agent's ``llm`` and ``llm-answer`` policies and by the retrieval LLM router. Every request carries
+``max_tokens`` for its purpose (a tool step, the router's one-word choice, a final answer), and may carry a
+deadline (the question's time budget) that caps each attempt's timeout and stops retries. The ``openai`` client's
+own retries are turned off (``max_retries=0``) so that each retry is decided and recorded here: only what a
+retry can fix is retried (429, 502/503/504, a 500 that gives no reason, a dropped connection); a failure whose
+message says why (a parse error, a context overflow, tools not supported) is raised at once with that message.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import re
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +26,31 @@ log = logging.getLogger(__name__)
 
 # A server asking us to wait longer than this is treated as unavailable rather than slept on.
 MAX_RETRY_AFTER_S = 30.0
+PURPOSES = ("step", "router", "answer")
+# What servers say when the prompt is larger than the model's context (llama.cpp, OpenAI, vLLM, LM Studio).
+_CONTEXT_OVERFLOW = re.compile(
+    r"exceeds? the (?:available )?context|context (?:size|length|window)|maximum context|context_length_exceeded"
+    r"|prompt is too long|too many tokens", re.IGNORECASE)
+# What servers say when they cannot take tools (Ollama, vLLM without a tool parser, llama.cpp without --jinja).
+_NO_TOOLS = re.compile(
+    r"does not support tools|tools? (?:are|is) not supported|tool.choice.{0,40}requires|enable-auto-tool-choice"
+    r"|tools param requires|--jinja", re.IGNORECASE)
+# A server error whose message names a cause that the same request would hit again.
+_DETERMINISTIC = re.compile(
+    r"pars(?:e|ing)|invalid|malformed|unsupported|not supported|exceed|must |required|expected|template|schema"
+    r"|too (?:long|large|many)", re.IGNORECASE)
+
+
+class LLMContextOverflow(LLMError):
+    """The request is larger than the model's context window; the caller can shorten the conversation."""
+
+
+class LLMToolsUnsupported(LLMError):
+    """The server or model does not take tool definitions; the caller can ask without tools."""
+
+
+class LLMOutOfTime(LLMError):
+    """The question's time budget ran out before the model answered."""
 
 
 @dataclass(slots=True)
@@ -47,10 +76,16 @@ class ChatResult:
     model: str = ""
     retries: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    max_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:
         return int(self.usage.get("total_tokens", 0))
+
+    @property
+    def cut_off(self) -> bool:
+        """The model hit ``max_tokens`` (or the context size) before it finished."""
+        return self.finish_reason == "length"
 
     def assistant_message(self) -> dict[str, Any]:
         """The message to append to the conversation so the next call sees this turn."""
@@ -71,6 +106,7 @@ class ChatResult:
             "model": self.model,
             "retries": list(self.retries),
             "elapsed_ms": self.elapsed_ms,
+            "max_tokens": self.max_tokens,
         }
 
 
@@ -111,9 +147,10 @@ def parse_retry_after(value: str | None) -> float | None:
 class LLMClient:
     """Chat completions against ``settings.llm_base_url`` with ``settings.llm_model``.
 
-    Retries 429 (honouring ``Retry-After``), 5xx, timeouts and dropped connections with exponential
-    backoff, up to ``settings.llm_max_retries`` times; anything else, or running out of retries,
-    raises :class:`LLMError` with a message saying what failed and what to check.
+    Retries 429 (honouring ``Retry-After``), 502/503/504, a 500 without a stated cause and dropped connections
+    with exponential backoff, up to ``settings.llm_max_retries`` times and never past the deadline; anything
+    else, or running out of retries, raises :class:`LLMError` with a message saying what failed, the server's own
+    words, and what to check. A timeout is not retried: the same request would take as long again.
     """
 
     def __init__(
@@ -135,6 +172,14 @@ class LLMClient:
         self.model = settings.llm_model
         self.timeout_s = float(settings.llm_timeout_s)
         self.max_retries = max(0, int(settings.llm_max_retries))
+        self.max_tokens = {"step": settings.llm_max_tokens_step, "router": settings.llm_max_tokens_router,
+                           "answer": settings.llm_max_tokens_answer}
+        self.time_budget_s = float(settings.llm_time_budget_s)
+        # Facts learnt about the server, kept for the next questions: whether it takes tools at all (None: not
+        # known yet), why not, and whether it wants ``max_completion_tokens`` instead of ``max_tokens``.
+        self.tools_usable: bool | None = None
+        self.tools_note = ""
+        self._limit_key = "max_tokens"
         self.backoff_base_s = backoff_base_s
         self.max_backoff_s = max_backoff_s
         self._sleep = sleep
@@ -154,19 +199,42 @@ class LLMClient:
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         temperature: float = 0.0,
+        *,
+        purpose: str = "step",
+        max_tokens: int | None = None,
+        deadline: float | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ChatResult:
-        """One chat completion; returns the assistant's content and tool calls, or raises LLMError."""
+        """One chat completion of at most ``max_tokens`` (default: the ``purpose``'s setting), answered before
+        ``deadline`` (a ``time.monotonic()`` value) if given; returns the assistant's turn or raises LLMError.
+
+        With ``on_text`` (for answers, without tools) the reply is streamed: ``on_text`` gets each piece of text as
+        it arrives; streaming stops at the deadline (the answer is then marked ``finish_reason="time"``)."""
         openai = self._openai
+        if purpose not in PURPOSES:
+            raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
+        limit = int(max_tokens or self.max_tokens[purpose])
         kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "temperature": temperature}
         if tools:
             kwargs["tools"] = list(tools)
             kwargs["tool_choice"] = "auto"
+        if on_text is not None:
+            if tools:
+                raise ValueError("streaming (on_text) is for answers: call chat without tools")
+            kwargs["stream"] = True
         retries: list[str] = []
         started = time.perf_counter()
         attempt = 0
         while True:
+            said = ""
+            timeout = self.timeout_s
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0.05:
+                    raise LLMOutOfTime(self._out_of_time(retries))
+                timeout = min(timeout, remaining)
             try:
-                response = self._client.chat.completions.create(**kwargs)
+                response = self._client.chat.completions.create(**kwargs, **{self._limit_key: limit}, timeout=timeout)
                 break
             except openai.RateLimitError as e:
                 wait = parse_retry_after(e.response.headers.get("retry-after"))
@@ -176,12 +244,13 @@ class LLMClient:
                         f"the LLM at {self.base_url} is rate limiting and asks to wait {wait:.0f} s; try again later"
                     ) from e
             except openai.APITimeoutError as e:
-                wait, reason = None, f"timed out after {self.timeout_s:g} s"
-                if attempt >= self.max_retries:
-                    raise LLMError(
-                        f"the LLM at {self.base_url} did not answer within {self.timeout_s:g} s "
-                        f"({attempt + 1} attempts); raise RAG_LLM_TIMEOUT_S or check the server"
-                    ) from e
+                if timeout < self.timeout_s:
+                    raise LLMOutOfTime(self._out_of_time(retries)) from e
+                raise LLMError(
+                    f"the LLM at {self.base_url} did not answer within {self.timeout_s:g} s "
+                    f"(asked for at most {limit} tokens); raise RAG_LLM_TIMEOUT_S, lower "
+                    f"RAG_LLM_MAX_TOKENS_{purpose.upper()}, or check the server"
+                ) from e
             except openai.APIConnectionError as e:
                 wait, reason = None, f"connection failed ({e.__cause__ or e})"
                 if attempt >= self.max_retries or _nobody_there(e):
@@ -190,26 +259,103 @@ class LLMClient:
                         "check RAG_LLM_BASE_URL and that the server is running"
                     ) from e
             except openai.APIStatusError as e:
+                detail = _server_message(e)
+                if e.status_code == 400 and "max_completion_tokens" in detail and self._limit_key == "max_tokens":
+                    self._limit_key = "max_completion_tokens"  # newer OpenAI models renamed the parameter
+                    continue
+                if _CONTEXT_OVERFLOW.search(detail):
+                    raise LLMContextOverflow(
+                        f"the conversation is larger than the model's context window ({e.status_code}: {detail}); "
+                        "shorten the context (a smaller context budget) or serve the model with a larger context"
+                    ) from e
+                if tools and _NO_TOOLS.search(detail):
+                    raise LLMToolsUnsupported(
+                        f"the LLM at {self.base_url} does not take tools ({e.status_code}: {detail}); the "
+                        "llm-answer policy needs none (llama-server needs --jinja; vLLM --enable-auto-tool-choice)"
+                    ) from e
                 if e.status_code < 500:
                     raise LLMError(self._status_message(e)) from e
+                if e.status_code not in (502, 503, 504) and _DETERMINISTIC.search(detail):
+                    raise LLMError(
+                        f"the LLM at {self.base_url} failed ({e.status_code}: {detail}); the same request would "
+                        "fail again, so it is not retried"
+                    ) from e
                 wait, reason = None, f"server error {e.status_code}"
+                said = f"; the server said: {detail}" if detail else ""
             if attempt >= self.max_retries:
-                raise LLMError(f"the LLM at {self.base_url} kept failing: {reason} after {attempt + 1} attempts")
+                raise LLMError(f"the LLM at {self.base_url} kept failing: {reason} after {attempt + 1} attempts{said}")
             delay = wait if wait is not None else min(self.max_backoff_s, self.backoff_base_s * 2**attempt)
-            retries.append(f"attempt {attempt + 1}: {reason}; retrying in {delay:.2f} s")
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise LLMOutOfTime(self._out_of_time(retries + [f"attempt {attempt + 1}: {reason}"]))
+            retries.append(f"attempt {attempt + 1}: {reason}{said}; retrying in {delay:.2f} s")
             log.warning("LLM call failed (%s); retrying in %.2f s", reason, delay)
             self._sleep(delay)
             attempt += 1
-        return self._parse(response, retries, (time.perf_counter() - started) * 1000)
+        if on_text is not None:
+            result = self._collect(response, on_text, deadline, retries, started)
+        else:
+            result = self._parse(response, retries, (time.perf_counter() - started) * 1000)
+        result.max_tokens = limit
+        return result
+
+    def _collect(self, stream: Any, on_text: Callable[[str], None], deadline: float | None, retries: list[str],
+                 started: float) -> ChatResult:
+        """Read a streamed completion, handing each piece of text to ``on_text``."""
+        import httpx  # the openai client's transport
+
+        pieces: list[str] = []
+        finish, model, usage = None, "", {}
+        try:
+            for chunk in stream:
+                model = getattr(chunk, "model", "") or model
+                if getattr(chunk, "usage", None) is not None:
+                    usage = {"prompt_tokens": int(chunk.usage.prompt_tokens or 0),
+                             "completion_tokens": int(chunk.usage.completion_tokens or 0),
+                             "total_tokens": int(chunk.usage.total_tokens or 0)}
+                for choice in getattr(chunk, "choices", None) or []:
+                    text = getattr(choice.delta, "content", None) if choice.delta is not None else None
+                    if text:
+                        pieces.append(text)
+                        on_text(text)
+                    finish = choice.finish_reason or finish
+                if deadline is not None and time.monotonic() >= deadline:
+                    finish = "time"
+                    break
+        except (self._openai.APIError, httpx.HTTPError) as e:
+            raise LLMError(f"the LLM at {self.base_url} broke off its streamed answer ({e})") from e
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return ChatResult(content="".join(pieces), usage=usage, finish_reason=finish, model=model or self.model,
+                          retries=retries, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def bounded(self, deadline: float) -> BoundedLLM:
+        """This client with ``deadline`` applied to every call (for the retrieval router inside one question)."""
+        return BoundedLLM(self, deadline)
+
+    def model_note(self, result: ChatResult) -> str | None:
+        """A note when the server answered under another model name than the one asked for (llama.cpp and some
+        proxies accept any name), since then RAG_LLM_MODEL does not say which model answered."""
+        served, asked = (result.model or "").strip(), self.model.strip()
+        if not served or served.lower().startswith(asked.lower()) or asked.lower() in served.lower():
+            return None
+        return (f"the server answered as model {served!r}, not {asked!r}: it ignores RAG_LLM_MODEL, so the name in "
+                "the trace is not proof of which model answered")
+
+    def _out_of_time(self, retries: list[str]) -> str:
+        tried = f" ({'; '.join(retries)})" if retries else ""
+        return (f"the question's time budget (RAG_LLM_TIME_BUDGET_S={self.time_budget_s:g} s) ran out while waiting "
+                f"for the LLM at {self.base_url}{tried}")
 
     def _status_message(self, error: Any) -> str:
         status = error.status_code
-        detail = getattr(error, "message", "") or str(error)
+        detail = _server_message(error)
         hint = {
             401: "check RAG_LLM_API_KEY",
             403: "the key may lack access to this model",
             404: "check RAG_LLM_BASE_URL (it usually ends in /v1) and RAG_LLM_MODEL",
-        }.get(status, "check the model name and the request")
+        }.get(status, "check the request and the server's message")
         return f"the LLM at {self.base_url} refused the request ({status}: {detail}); {hint}"
 
     def _parse(self, response: Any, retries: list[str], elapsed_ms: float) -> ChatResult:
@@ -245,6 +391,39 @@ class LLMClient:
             retries=retries,
             elapsed_ms=elapsed_ms,
         )
+
+
+class BoundedLLM:
+    """An ``LLMClient`` whose calls all carry one deadline; everything else is the client's."""
+
+    def __init__(self, client: LLMClient, deadline: float) -> None:
+        self.client = client
+        self.deadline = deadline
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None,
+             temperature: float = 0.0, **kwargs: Any) -> ChatResult:
+        kwargs.setdefault("deadline", self.deadline)
+        return self.client.chat(messages, tools, temperature, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def _server_message(error: Any) -> str:
+    """The server's own explanation in an error response (``{"error": {"message": ...}}`` or plain text)."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if message:
+            return " ".join(str(message).split())[:500]
+    response = getattr(error, "response", None)
+    text = ""
+    try:
+        text = response.text if response is not None else ""
+    except Exception:  # noqa: BLE001 - a streamed or closed body: fall back to the client's text
+        text = ""
+    return " ".join((text or getattr(error, "message", "") or str(error)).split())[:500]
 
 
 def llm_from_settings(settings: Settings) -> LLMClient | None:

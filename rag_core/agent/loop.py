@@ -3,8 +3,10 @@
 ``run_agent`` is a generator: it yields each ``AgentStep`` as soon as it happens (the Playground fills its
 timeline from it) and yields the ``AgentResult`` last. ``ask`` runs it to the end. The loop owns the rules
 every policy plays by: max steps, max retrievals, repeated-query rejection, exclusion of chunks already
-retrieved, de-duplicated context within a token budget, multi-turn state, and falling back to the offline
-policy when the LLM endpoint fails.
+retrieved, de-duplicated context within a token budget, multi-turn state, a wall-clock budget per question
+(``RAG_LLM_TIME_BUDGET_S``: past it the run ends with what it has), a policy handing over to another
+(``SwitchPolicy``), falling back to the offline policy when the LLM endpoint fails, and saying whether the answer
+is grounded (cites retrieved chunks) or not.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rag_core.agent.answer import extractive_answer
+from rag_core.agent.answer import NOT_FOUND, extractive_answer
 from rag_core.agent.context import AgentContext
 from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, ToolBox, ToolOutcome, validate_arguments
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
+from rag_core.llm import LLMOutOfTime
 from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Hit
 
 log = logging.getLogger(__name__)
+POLICIES = ("offline", "llm", "llm-answer")
+DEFAULT_TIME_BUDGET_S = 60.0
 
 
 @dataclass(slots=True)
@@ -37,6 +42,22 @@ class Action:
     llm_tokens: int = 0
     llm_retries: list[str] = field(default_factory=list)
     call_id: str | None = None
+    # Repairs the policy made before the tool saw the call (e.g. a call recovered from the reply's text).
+    repairs: list[str] = field(default_factory=list)
+    # Things the person should know about this step (a cut-off reply, another model answering ...).
+    notes: list[str] = field(default_factory=list)
+    # For ``done``: the answer was quoted by the extractive answerer, and why the LLM did not write it.
+    extractive: bool = False
+    fallback: str | None = None
+
+
+class SwitchPolicy(Exception):  # noqa: N818 - a hand-over, not an error
+    """Raised by a policy's ``next_action`` to hand the rest of the question to ``policy`` (``reason`` is shown)."""
+
+    def __init__(self, policy: Policy, reason: str) -> None:
+        super().__init__(reason)
+        self.policy = policy
+        self.reason = reason
 
 
 class Policy(Protocol):
@@ -133,6 +154,10 @@ class AgentResult:
     dedup_saving_pct: float = 0.0
     dedup_offered_tokens: int = 0
     fallback: str | None = None
+    # True when the answer cites at least one chunk the run retrieved; ``grounding`` says why or why not.
+    grounded: bool = False
+    grounding: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def context_text(self) -> str:
@@ -161,6 +186,9 @@ class AgentResult:
             "dedup_saved_tokens": self.dedup_saved_tokens,
             "dedup_saving_pct": round(self.dedup_saving_pct, 2),
             "dedup_offered_tokens": self.dedup_offered_tokens,
+            "grounded": self.grounded,
+            "grounding": self.grounding,
+            "warnings": list(self.warnings),
         }
 
     def to_json(self) -> str:
@@ -183,6 +211,15 @@ class AgentRun:
     retrieved_ids: list[str] = field(default_factory=list)
     searched: set[tuple[str, str, str]] = field(default_factory=set)
     current_query: str = ""
+    # ``time.monotonic()`` past which no LLM call may run (None: no budget), and notes for the person.
+    deadline: float | None = None
+    warnings: list[str] = field(default_factory=list)
+    # Receives the final answer's text piece by piece while a model writes it (None: not streamed).
+    on_text: Any = None
+
+    def warn(self, note: str) -> None:
+        if note and note not in self.warnings:
+            self.warnings.append(note)
 
     @property
     def max_steps(self) -> int:
@@ -206,21 +243,41 @@ def _to_hits(outcome: ToolOutcome, toolbox: ToolBox, score: float) -> list[Hit]:
 
 
 def make_policy(name: str, settings: Settings | None, llm: Any = None) -> Policy:
-    """The named policy: ``offline`` or ``llm`` (which needs a configured LLM)."""
+    """The named policy: ``offline``, ``llm`` or ``llm-answer`` (the last two need a configured LLM)."""
     from rag_core.agent.policies.offline import OfflinePolicy
 
     if name == "offline":
         return OfflinePolicy()
-    if name == "llm":
+    if name in ("llm", "llm-answer"):
+        from rag_core.agent.policies.answer_only import AnswerOnlyPolicy
         from rag_core.agent.policies.llm import LLMPolicy
         from rag_core.llm import LLMClient
 
         if llm is None:
             if settings is None or not settings.llm_configured:
-                raise LLMError("the llm policy needs an LLM: set RAG_LLM_BASE_URL, RAG_LLM_MODEL and RAG_LLM_API_KEY")
+                raise LLMError(f"the {name} policy needs an LLM: set RAG_LLM_BASE_URL, RAG_LLM_MODEL and "
+                               "RAG_LLM_API_KEY")
             llm = LLMClient(settings)
-        return LLMPolicy(llm)
-    raise ValueError(f"unknown policy {name!r}; choose offline or llm")
+        return LLMPolicy(llm) if name == "llm" else AnswerOnlyPolicy(llm)
+    raise ValueError(f"unknown policy {name!r}; choose {', '.join(POLICIES)}")
+
+
+def time_budget_s(settings: Settings | None, llm: Any) -> float:
+    """Seconds one question may take: the settings' ``llm_time_budget_s``, else the client's, else 60."""
+    if settings is not None:
+        return float(settings.llm_time_budget_s)
+    return float(getattr(llm, "time_budget_s", DEFAULT_TIME_BUDGET_S))
+
+
+def grounding_of(citations: list[str], context: AgentContext, answer: str) -> tuple[bool, str]:
+    """Whether an answer rests on retrieved text: it cites at least one chunk of the final context."""
+    if citations:
+        return True, f"cites {len(citations)} retrieved chunk(s)"
+    if not context.hits:
+        return False, "ungrounded: nothing was retrieved, so the answer rests on no document"
+    if answer.strip() == NOT_FOUND:
+        return False, "ungrounded: nothing relevant was found in the retrieved chunks"
+    return False, "ungrounded: the answer cites none of the retrieved chunks"
 
 
 def run_agent(
@@ -233,8 +290,12 @@ def run_agent(
     *,
     retriever: Any = None,
     llm: Any = None,
+    on_answer_text: Any = None,
 ) -> Iterator[AgentStep | AgentResult]:
-    """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``."""
+    """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``.
+
+    ``on_answer_text(piece)`` receives the final answer as it is streamed, when a model writes it (``llm-answer``).
+    """
     question = check_query(question, noun="question")
     if retriever is None:
         from rag_core.retrieval import Retriever
@@ -248,17 +309,43 @@ def run_agent(
     context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, embed)
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
-    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state)
+    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
+                   on_text=on_answer_text)
+    budget_s = time_budget_s(settings, llm)
+    # The budget bounds runs that use a model (the offline policy alone takes no network and needs none).
+    run.deadline = time.monotonic() + budget_s if policy.name != "offline" else None
+    router = getattr(retriever, "llm", None)
+    if router is not None and hasattr(router, "bounded") and run.deadline is not None:
+        retriever.llm = router.bounded(run.deadline)  # the router's calls share the question's deadline
     started = time.perf_counter()
     fallback: str | None = None
     answer: str | None = None
     citations: list[str] = []
     stop_reason = ""
+    extractive = False
+    out_of_time = f"the time budget of {budget_s:g} s (RAG_LLM_TIME_BUDGET_S) ran out"
     policy.begin(run)
     while run.steps_left > 0:
         step_started = time.perf_counter()
+        if run.deadline is not None and time.monotonic() >= run.deadline:
+            stop_reason = f"{out_of_time} after {len(run.steps)} steps; answered from what was found"
+            break
         try:
             action = policy.next_action(run)
+        except SwitchPolicy as switch:
+            run.warn(switch.reason)
+            policy = switch.policy
+            policy.begin(run)
+            continue
+        except LLMOutOfTime as e:
+            step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the question's time budget ran out",
+                             tool="out_of_time", args={}, ok=False, error=str(e), threshold=run.threshold,
+                             context_tokens_in=context.tokens, context_tokens_out=context.tokens,
+                             context_budget=context.budget, elapsed_ms=(time.perf_counter() - step_started) * 1000)
+            run.steps.append(step)
+            yield step
+            stop_reason = f"{out_of_time} while waiting for the LLM; answered from what was found"
+            break
         except LLMError as e:
             from rag_core.agent.policies.offline import OfflinePolicy
 
@@ -277,6 +364,8 @@ def run_agent(
         step, outcome = _execute(run, action, policy.name)
         step.elapsed_ms = (time.perf_counter() - step_started) * 1000
         run.steps.append(step)
+        for note in action.notes:
+            run.warn(note)
         if outcome is not None:
             policy.observe(run, action, outcome)
         yield step
@@ -284,12 +373,16 @@ def run_agent(
             done = DoneArgs.model_validate(step.args)
             answer, citations = done.answer, done.citations
             stop_reason = "done: " + action.reason
+            extractive = policy.name == "offline" or action.extractive
+            fallback = action.fallback or fallback
             break
-    extractive = policy.name == "offline"
+    if router is not None and getattr(retriever, "llm", None) is not None:
+        retriever.llm = router
     if answer is None:
-        stop_reason = f"out of steps ({run.max_steps}) before done; answered extractively from the context"
-        if policy.name == "llm":
-            stop_reason = f"the model never called done within {run.max_steps} steps; answered extractively"
+        if not stop_reason:
+            stop_reason = f"out of steps ({run.max_steps}) before done; answered extractively from the context"
+            if policy.name == "llm":
+                stop_reason = f"the model never called done within {run.max_steps} steps; answered extractively"
         extracted = extractive_answer(question, context.hits, run.sub_queries)
         answer, citations, extractive = extracted.text, extracted.citations, True
     held = set(context.ids)
@@ -297,6 +390,7 @@ def run_agent(
     citations = [c for c in citations if c in held]
     if unknown:
         stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
+    grounded, grounding = grounding_of(citations, context, answer)
     formatted = context.formatted()
     state.turns.append(Turn(question=question, answer=answer, citations=citations))
     state.queries.extend(q for q in run.queries if q not in state.queries)
@@ -307,7 +401,8 @@ def run_agent(
         context_hits=list(context.hits), stop_reason=stop_reason, policy=policy.name, extractive=extractive,
         llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
         dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(),
-        dedup_offered_tokens=context.offered_tokens, fallback=fallback,
+        dedup_offered_tokens=context.offered_tokens, fallback=fallback, grounded=grounded, grounding=grounding,
+        warnings=list(run.warnings),
     )
 
 
@@ -332,7 +427,7 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
         outcome = run.toolbox.execute(action.tool, action.args, exclude_ids=run.retrieved_ids + run.state.retrieved_ids,
                                       previous_queries=run.state.queries + run.queries,
                                       focus_query=run.current_query or run.question)
-    step.ok, step.error, step.repairs = outcome.ok, outcome.error, outcome.repairs
+    step.ok, step.error, step.repairs = outcome.ok, outcome.error, action.repairs + outcome.repairs
     step.observation = outcome.observation
     if outcome.ok:
         step.args = outcome.args
@@ -365,6 +460,8 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
 def _guarded_outcome(run: AgentRun, action: Action) -> ToolOutcome | None:
     """The loop's own refusals (budget, repeats, bad done) as tool errors; None when the tool may run."""
     args = action.args if isinstance(action.args, dict) else {"_raw": action.args}
+    if action.tool == "none":  # the model's reply held no tool call: the reason says what it held
+        return ToolOutcome.failure("none", args, action.reason)
     if action.tool == "done":
         try:
             done, repairs = validate_arguments("done", action.args)

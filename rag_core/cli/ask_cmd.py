@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-POLICIES = ("offline", "llm")
+POLICIES = ("offline", "llm", "llm-answer")
 
 
 def register(subparsers) -> None:
@@ -13,8 +13,10 @@ def register(subparsers) -> None:
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
     parser.add_argument("--policy", choices=POLICIES, default="offline",
-                        help="offline (deterministic, no network; default) or llm (needs RAG_LLM_* settings; "
-                             "when the endpoint fails the offline answer is printed and the exit code is 2)")
+                        help="offline (deterministic, no network; default), llm (the model calls the tools) or "
+                             "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
+                             "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "
+                             "endpoint fails the offline answer is printed and the exit code is 2")
     parser.add_argument("--max-steps", type=int, default=6, help="most tool calls before answering (default 6)")
     parser.add_argument("--max-retrievals", type=int, default=4, help="most searches (default 4)")
     parser.add_argument("--budget", type=int, default=3000, help="context token budget (default 3000)")
@@ -42,14 +44,17 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{field}: {problem['msg']}") from e
     settings = get_settings()
     index = open_collection(args.collection, settings)
-    llm = LLMClient(settings) if args.policy == "llm" else None  # raises a clear LLMError when not configured
+    # raises a clear LLMError when not configured
+    llm = LLMClient(settings) if args.policy != "offline" else None
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
     # --policy llm asked for the model: when the endpoint failed, the offline fallback's answer is still printed
     # (the fallback is recorded in it), and the failure is reported on stderr with exit 2.
-    code = 2 if args.policy == "llm" and result.fallback else 0
+    code = 2 if args.policy != "offline" and result.fallback else 0
     if code:
         print(f"error: {' '.join(str(result.fallback).split())}", file=sys.stderr, flush=True)
+    for note in result.warnings:
+        print(f"warning: {' '.join(note.split())}", file=sys.stderr, flush=True)
     if args.json:
         print_json({"collection": args.collection, **result.to_dict()})
         return code
@@ -63,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     print(result.answer)
     print()
     print("citations:", ", ".join(result.citations) or "(none)")
+    print(f"grounded: {'yes' if result.grounded else 'NO'} ({result.grounding})")
     print(f"stop: {result.stop_reason}")
     print()
     print(result.context_text)

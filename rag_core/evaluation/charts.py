@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from rag_core.evaluation.runner import KS, EvalRun
 
 LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "recall@5", "recall@10", "mrr",
-                       "ndcg@10", "context_tokens", "steps", "latency_ms_p50", "errors"]
+                       "ndcg@10", "cited", "grounded", "context_tokens", "steps", "latency_ms_p50", "errors"]
 _LAYOUT = {"height": 340, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
 
 

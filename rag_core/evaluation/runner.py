@@ -19,7 +19,7 @@ from typing import Any
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
-from rag_core.evaluation.questions import Question, QuestionSet, ranked_targets
+from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, ranked_targets
 from rag_core.types import Chunk, Document
 
 STRATEGIES = ("vector", "keyword", "hybrid", "auto", "agent")
@@ -39,6 +39,9 @@ class Outcome:
     trace: dict[str, Any] = field(default_factory=dict)
     route: str = ""
     answer: str = ""
+    # The agent's cited chunks (with their source names) and whether its answer is grounded; None: not an agent.
+    cited: list[tuple[Chunk, str]] = field(default_factory=list)
+    grounded: bool | None = None
 
 
 Executor = Callable[[str, str, RAGConfig, Any, Settings], Outcome]
@@ -93,6 +96,10 @@ def score_question(question: Question, outcome: Outcome, ks: Sequence[int] = KS)
         scores[f"recall@{k}"] = recall_at_k(ranked, targets, k)
     scores["mrr"] = mrr(ranked, targets)
     scores["ndcg@10"] = ndcg_at_k(ranked, targets, 10)
+    if outcome.grounded is not None:  # the agent answered: is the gold evidence among what its answer cites?
+        cited = {target for chunk, source in outcome.cited for target in chunk_matches(question, chunk, source)}
+        scores["cited"] = len(cited & set(targets)) / len(targets) if targets else 0.0
+        scores["grounded"] = 1.0 if outcome.grounded else 0.0
     return scores
 
 
@@ -310,8 +317,11 @@ def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> O
     elif context is not None and hasattr(context, "tokens"):
         tokens = int(context.tokens)
     trace = result.to_dict() if hasattr(result, "to_dict") else {}
+    citations = set(getattr(result, "citations", []) or [])
+    cited = [(chunk, source) for chunk, source in ranked if chunk.id in citations]
     return Outcome(ranked=ranked, context_tokens=tokens, steps=len(getattr(result, "steps", [])) or steps,
-                   trace=trace, route="agent", answer=str(getattr(result, "answer", "")))
+                   trace=trace, route="agent", answer=str(getattr(result, "answer", "")), cited=cited,
+                   grounded=bool(getattr(result, "grounded", bool(citations))))
 
 
 def agent_context_hits(result) -> list:

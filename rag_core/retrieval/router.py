@@ -81,7 +81,8 @@ def _llm_route(query: str, llm, web_available: bool) -> Route:
         routes=", ".join(routes),
         web="web: current events or anything outside the documentation corpus.\n" if web_available else "",
     )
-    reply = llm.chat([{"role": "system", "content": system}, {"role": "user", "content": query}], temperature=0.0)
+    reply = llm.chat([{"role": "system", "content": system}, {"role": "user", "content": query}], temperature=0.0,
+                     purpose="router")  # a one-word reply: RAG_LLM_MAX_TOKENS_ROUTER bounds it
     content = (getattr(reply, "content", None) or "").strip().lower()
     words = re.findall(r"[a-z]+", content)
     chosen = next((w for w in words if w in routes), None)

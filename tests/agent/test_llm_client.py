@@ -92,3 +92,88 @@ def test_parse_retry_after():
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+def test_max_tokens_per_purpose_and_cut_off(scripted_server, make_llm_settings):
+    script = [fake.answer("a"), fake.answer("keyword"), {"status": 200, "body": fake.completion(
+        {"role": "assistant", "content": "a long"}, finish_reason="length")}]
+    with scripted_server(script) as server:
+        client = _client(server.base_url, make_llm_settings, llm_max_tokens_step=100, llm_max_tokens_router=8,
+                         llm_max_tokens_answer=300)
+        client.chat([{"role": "user", "content": "q"}])
+        client.chat([{"role": "user", "content": "q"}], purpose="router")
+        result = client.chat([{"role": "user", "content": "q"}], purpose="answer")
+    assert [r["json"]["max_tokens"] for r in server.requests] == [100, 8, 300]
+    assert result.cut_off and result.max_tokens == 300
+
+
+def test_a_500_that_says_why_is_not_retried_and_its_message_is_shown(scripted_server, make_llm_settings):
+    sleeps: list[float] = []
+    message = fake.BAD_HISTORY_ARGUMENTS.format(last="{'query'")
+    with scripted_server([fake.error(500, message)] * 3) as server:
+        with pytest.raises(LLMError, match="Failed to parse tool call arguments as JSON.*not retried"):
+            _client(server.base_url, make_llm_settings, sleeps).chat([{"role": "user", "content": "q"}])
+    assert len(server.requests) == 1 and sleeps == []
+
+
+def test_context_overflow_is_recognised(scripted_server, make_llm_settings):
+    from rag_core.llm import LLMContextOverflow
+
+    message = fake.CONTEXT_OVERFLOW.format(prompt=9000, n_ctx=8192)
+    with scripted_server([fake.error(400, message)]) as server:
+        with pytest.raises(LLMContextOverflow, match=r"larger than the model's context window.*9000 tokens") as e:
+            _client(server.base_url, make_llm_settings).chat([{"role": "user", "content": "q"}])
+    assert "check the model name" not in str(e.value)
+
+
+def test_tools_not_supported_is_recognised(scripted_server, make_llm_settings):
+    from rag_core.llm import LLMToolsUnsupported
+
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    with scripted_server([fake.error(400, "registry.ollama.ai/library/gemma:2b does not support tools")]) as server:
+        with pytest.raises(LLMToolsUnsupported, match="does not support tools.*llm-answer"):
+            _client(server.base_url, make_llm_settings).chat([{"role": "user", "content": "q"}], tools=tools)
+
+
+def test_max_completion_tokens_when_the_server_asks_for_it(scripted_server, make_llm_settings):
+    refusal = fake.error(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                              "'max_completion_tokens' instead.")
+    with scripted_server([refusal, fake.answer("ok"), fake.answer("ok")]) as server:
+        client = _client(server.base_url, make_llm_settings)
+        client.chat([{"role": "user", "content": "q"}])
+        client.chat([{"role": "user", "content": "q"}])
+    sent = [r["json"] for r in server.requests]
+    assert "max_tokens" in sent[0] and [s.get("max_completion_tokens") for s in sent[1:]] == [512, 512]
+
+
+def test_deadline_caps_the_wait_and_stops_retries(scripted_server, make_llm_settings):
+    import time
+
+    from rag_core.llm import LLMOutOfTime
+
+    with scripted_server([{"delay": 2.0, **fake.answer("late")}]) as server:
+        client = _client(server.base_url, make_llm_settings, llm_timeout_s=30.0)
+        started = time.monotonic()
+        with pytest.raises(LLMOutOfTime, match="RAG_LLM_TIME_BUDGET_S"):
+            client.chat([{"role": "user", "content": "q"}], deadline=time.monotonic() + 0.5)
+    assert time.monotonic() - started < 1.5 and len(server.requests) == 1
+
+
+def test_timeout_is_not_retried(scripted_server, make_llm_settings):
+    with scripted_server([{"delay": 1.0, **fake.answer("late")}] * 2) as server:
+        client = _client(server.base_url, make_llm_settings, llm_timeout_s=0.3, llm_max_retries=2)
+        with pytest.raises(LLMError, match="did not answer within 0.3 s.*RAG_LLM_MAX_TOKENS_STEP"):
+            client.chat([{"role": "user", "content": "q"}])
+    assert len(server.requests) == 1
+
+
+def test_streamed_answer_hands_each_piece_over(scripted_server, make_llm_settings):
+    pieces: list[str] = []
+    with fake.LlamaCppServer([fake.answer("Open Settings and press Rotate [1].")]) as server:
+        result = _client(server.base_url, make_llm_settings).chat(
+            [{"role": "user", "content": "q"}], purpose="answer", max_tokens=4, on_text=pieces.append)
+    assert server.requests[0]["json"]["stream"] is True
+    assert pieces == ["Open ", "Settings ", "and ", "press"]  # cut at 4 tokens by the server
+    assert result.content == "Open Settings and press" and result.cut_off and result.model == "smollm2"
+    with pytest.raises(ValueError, match="streaming"):
+        _client(server.base_url, make_llm_settings).chat([], tools=[{"type": "function"}], on_text=print)

@@ -81,8 +81,8 @@ def test_never_calls_done_ends_extractively(scripted_server, make_llm_settings, 
 
 def test_429_with_retry_after_is_retried(scripted_server, make_llm_settings, fake_index, fake_retriever):
     sleeps: list[float] = []
-    script = [fake.error(429, headers={"Retry-After": "1"}),
-              fake.tool_call("done", {"answer": "Nothing needed.", "citations": []})]
+    script = [fake.error(429, headers={"Retry-After": "1"}), fake.tool_call("search", {"query": "rotate API key"}),
+              fake.tool_call("done", {"answer": "Nothing needed.", "citations": []}, call_id="c2")]
     with scripted_server(script) as server:
         result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever, sleeps=sleeps)
     assert sleeps == [1.0]
@@ -121,8 +121,39 @@ def test_endpoint_down_falls_back(make_llm_settings, fake_index, fake_retriever)
     assert result.citations == ["auth-p1"]
 
 
-def test_plain_text_answer_counts_as_done(scripted_server, make_llm_settings, fake_index, fake_retriever):
-    with scripted_server([fake.answer("Tokens expire after 30 minutes.")]) as server:
+def test_plain_text_answer_without_a_search_is_searched_first(scripted_server, make_llm_settings, fake_index,
+                                                              fake_retriever):
+    script = [fake.answer("Keys cannot be rotated."),
+              fake.tool_call("done", {"answer": "Use `wren keys rotate`.", "citations": ["auth-p1"]})]
+    with scripted_server(script) as server:
         result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
-    assert result.steps[0].reason == "the model answered in plain text instead of calling done"
-    assert result.answer == "Tokens expire after 30 minutes."
+    assert result.steps[0].tool == "search" and result.steps[0].args["query"] == QUESTION
+    assert result.steps[0].reason.startswith("the model answered in plain text instead of calling its tools")
+    shown = server.requests[1]["json"]["messages"][-1]
+    assert shown["role"] == "user" and shown["content"].startswith("Not accepted: nothing had been retrieved")
+    assert result.answer == "Use `wren keys rotate`." and result.citations == ["auth-p1"] and result.grounded
+
+
+def test_plain_text_citing_retrieved_chunks_is_the_answer(scripted_server, make_llm_settings, fake_index,
+                                                          fake_retriever):
+    script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}),
+              fake.answer("Use `wren keys rotate --name KEY` [auth-p1]; see also [nope].")]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert [s.tool for s in result.steps] == ["search", "done"] and len(server.requests) == 2
+    assert result.steps[1].reason.startswith("the model answered in plain text, citing retrieved chunks")
+    assert result.citations == ["auth-p1"] and result.grounded and result.policy == "llm"
+
+
+def test_plain_text_after_a_search_without_citations_gets_a_reminder(scripted_server, make_llm_settings, fake_index,
+                                                                     fake_retriever):
+    script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}),
+              fake.answer("You can rotate it."),
+              fake.tool_call("done", {"answer": "Use `wren keys rotate`.", "citations": ["auth-p1"]}, call_id="c2")]
+    with scripted_server(script) as server:
+        result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    assert [(s.tool, s.ok) for s in result.steps] == [("search", True), ("none", False), ("done", True)]
+    assert result.steps[1].error == "the model answered in plain text instead of calling its tools"
+    last = server.requests[2]["json"]["messages"][-1]
+    assert last["role"] == "user" and last["content"].startswith("Reply with a tool call")
+    assert result.citations == ["auth-p1"] and result.grounded

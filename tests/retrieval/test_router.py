@@ -62,8 +62,8 @@ class _ScriptedLLM:
     def __init__(self, answer=None, error=None):
         self.answer, self.error, self.messages = answer, error, None
 
-    def chat(self, messages, tools=None, temperature=0.0):
-        self.messages = messages
+    def chat(self, messages, tools=None, temperature=0.0, **bounds):
+        self.messages, self.bounds = messages, bounds
         if self.error:
             raise self.error
         return _Reply(self.answer)
@@ -74,6 +74,7 @@ def test_llm_router_is_used_when_given():
     route = route_query("why do retries back off", llm=llm)
     assert (route.strategy, route.decided_by) == ("keyword", "llm")
     assert "web" not in llm.messages[0]["content"]  # not offered when not configured
+    assert llm.bounds == {"purpose": "router"}  # bounded by RAG_LLM_MAX_TOKENS_ROUTER, not the step limit
 
 
 def test_llm_router_failure_falls_back_to_rules_with_the_reason():

@@ -1,0 +1,98 @@
+"""The Agent Playground with a local model in a real browser: the llm-answer answer streams in, cites its chunks,
+and a planted image in the answer is not fetched (Debian chromium, Playwright, a llama.cpp-like server)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_browser import (  # noqa: F401 - the browser and page fixtures are shared
+    CHROMIUM,
+    REPO,
+    _check_clean,
+    _free_port,
+    _open,
+    _settle,
+    browser,
+    page,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+import openai_server as fake  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+ANSWER = ("The REST API listens on port 8080 by default [1]. Change it with the server port setting in the "
+          "configuration file [1]. ![logo](http://127.0.0.1:9/leak.png)")
+
+
+@pytest.fixture(scope="module")
+def llm_app(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api")
+    data_dir = tmp_path_factory.mktemp("browser_llm_data")
+    # 30 words at 12 tokens/s: the answer takes about 2.5 s to arrive, piece by piece.
+    server = fake.LlamaCppServer([fake.answer(ANSWER)], tokens_per_s=12, route="keyword")
+    server.__enter__()
+    env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1",
+           "RAG_LLM_BASE_URL": server.base_url, "RAG_LLM_MODEL": "smollm2", "RAG_LLM_API_KEY": "x"}
+    for var in ("RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL"):
+        env.pop(var, None)
+    subprocess.run([sys.executable, "-m", "rag_core.bootstrap"], cwd=REPO, env=env, check=True, timeout=900)
+    port = _free_port()
+    log = open(data_dir / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start: " + (data_dir / "streamlit.log").read_text()[-2000:])
+        yield url, server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        server.__exit__(None, None, None)
+
+
+def test_llm_answer_streams_cites_and_fetches_nothing(llm_app, page):  # noqa: F811 - the shared fixture
+    url, server = llm_app
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "leak" in r.url else None)
+    _open(page, url, "Agent Playground")
+    page.locator('[data-testid="stSidebar"]').get_by_text("llm-answer", exact=True).click()
+    _settle(page)
+    chat = page.locator('[data-testid="stChatInputTextArea"]')
+    chat.fill("What is the default port of the REST API?")
+    chat.press("Enter")
+    # While the model writes, the answer grows under a cursor; it is replaced by the cited answer at the end.
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+        .some(e => e.innerText.includes('port 8080') && e.innerText.includes('▌'))""", timeout=180_000)
+    _settle(page, 180_000)
+    text = page.locator('[data-testid="stChatMessage"]').last.inner_text()
+    assert "listens on port 8080 by default" in text and "▌" not in text
+    assert "[image: logo" in text and "Ungrounded" not in text and "not one of the" not in text
+    assert page.get_by_text("📎", exact=False).count() >= 1  # the cited chunk, as a button
+    assert not fetched, f"the planted image was fetched: {fetched}"
+    sent = [r["json"] for r in server.requests if r["json"].get("stream")]
+    assert len(sent) == 1 and "tools" not in sent[0]
+    _check_clean(page, "agent_llm_answer")
