@@ -10,7 +10,7 @@ from streamlit.errors import StreamlitAPIException
 from rag_core.agent import AgentResult, AgentState, run_agent
 from ui import state
 from ui.state import KEEP
-from ui.text import md_escape
+from ui.text import md_escape, md_inert, safe_markdown
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
@@ -31,14 +31,15 @@ def _short(text: str, limit: int = 60) -> str:
 
 def step_label(step) -> str:
     args = ", ".join(_short(f"{k}={v!r}") for k, v in step.args.items() if k not in ("answer", "citations"))
-    return f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
+    label = f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
+    return md_inert(label)  # arguments come from the model and quote the question
 
 
 def render_step(step, box) -> None:
     """Everything about one step, inside ``box`` (an ``st.status`` or expander)."""
     box.markdown(f"**Why:** {md_escape(step.reason)}")
     if step.error:
-        box.error(step.error)
+        box.error(md_inert(step.error))
     facts = []
     if step.route:
         facts.append(f"route **{step.route}** ({md_escape(step.route_reason or '')})")
@@ -50,20 +51,20 @@ def render_step(step, box) -> None:
     if step.granularity:
         facts.append(f"granularity **{step.granularity}**")
     if step.filters:
-        facts.append(f"filters {step.filters}")
+        facts.append(f"filters {md_escape(step.filters)}")
     facts.append(f"context {step.context_tokens_in} → {step.context_tokens_out} of {step.context_budget} tokens")
     if step.llm_tokens:
         facts.append(f"LLM tokens {step.llm_tokens}")
     box.markdown(" · ".join(facts))
     for retry in step.llm_retries:
-        box.caption(f"retry: {retry}")
+        box.caption(f"retry: {md_inert(retry)}")
     if step.hits:
         box.dataframe(pd.DataFrame(step.hits)[["confidence", "score", "source", "heading", "granularity", "tokens",
                                               "chunk_id"]], hide_index=True)
     removed = step.dedup_removed + step.replaced
     if removed:
-        box.caption("Removed from the context: " + "; ".join(
-            f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed))
+        box.caption("Removed from the context: " + md_inert("; ".join(
+            f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed)))
 
 
 def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
@@ -98,8 +99,8 @@ def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str
 def render_answer(result: AgentResult, turn: int) -> None:
     """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
     if result.fallback:
-        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
-    st.markdown(result.answer)
+        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
+    st.markdown(safe_markdown(result.answer))  # model and document text: no images, HTML or odd links
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
         for chunk_id in result.citations:
@@ -112,7 +113,7 @@ def render_answer(result: AgentResult, turn: int) -> None:
                 except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
                     st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
                             "pre-selected there.")
-    st.caption(f"Stopped: {result.stop_reason} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
+    st.caption(f"Stopped: {md_inert(result.stop_reason)} · {len(result.steps)} steps · {result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
 
@@ -141,7 +142,8 @@ def render_one_shot(question: str, result) -> None:
     """The one-shot result answered by the same extractive answerer as the offline agent."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
-    st.markdown(extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*"))
+    answer = extractive_answer(question, result.hits).text
+    st.markdown(safe_markdown(answer.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
