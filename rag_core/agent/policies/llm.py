@@ -52,9 +52,12 @@ class LLMPolicy:
     def begin(self, run: AgentRun) -> None:
         self.pending.clear()
         self.messages = [{"role": "system", "content": system_prompt(run)}]
-        for turn in run.state.turns[-3:]:
+        from rag_core.agent.tools import untrusted_text
+
+        for turn in run.state.turns[-3:]:  # earlier answers quote documents: wrapped as untrusted too
             self.messages.append({"role": "user", "content": turn.question})
-            self.messages.append({"role": "assistant", "content": turn.answer})
+            answer = untrusted_text(turn.answer, 'source="earlier answer"')
+            self.messages.append({"role": "assistant", "content": answer})
         question = run.question
         if run.context.hits:
             from rag_core.agent.tools import untrusted
