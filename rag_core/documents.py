@@ -26,7 +26,7 @@ from rag_core.types import Document
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
-_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_ID_RE = re.compile(r"[0-9a-f]{16}")  # used with fullmatch: "$" lets a final "\n" through
 _LOCK_TIMEOUT_S = 30
 
 
@@ -67,7 +67,7 @@ class DocumentStore:
     # ------------------------------------------------------------------------------------------ internals
 
     def _doc_path(self, doc_id: str) -> Path:
-        if not _ID_RE.match(doc_id):
+        if not _ID_RE.fullmatch(doc_id):
             raise ValueError(f"not a document id: {doc_id!r} (16 lowercase hex digits expected)")
         return self.root / f"{doc_id}.json"
 
@@ -97,7 +97,7 @@ class DocumentStore:
         """Clean up after a crash: drop stale temp files; rebuild the index if it is missing, corrupt or stale."""
         for tmp in self.root.glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
-        on_disk = {p.stem for p in self.root.glob("*.json") if _ID_RE.match(p.stem)}
+        on_disk = {p.stem for p in self.root.glob("*.json") if _ID_RE.fullmatch(p.stem)}
         summaries = self._read_index()
         listed = [s.get("id") for s in summaries] if summaries is not None else None
         if listed is not None and set(listed) == on_disk:
@@ -135,7 +135,7 @@ class DocumentStore:
         docs: dict[str, Document] = {}
         for summary in summaries:
             doc_id = summary.get("id", "")
-            doc = self._docs.get(doc_id) or (self._read_doc(doc_id) if _ID_RE.match(doc_id) else None)
+            doc = self._docs.get(doc_id) or (self._read_doc(doc_id) if _ID_RE.fullmatch(doc_id) else None)
             if doc is not None:
                 order.append(doc_id)
                 docs[doc_id] = doc
