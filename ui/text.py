@@ -20,27 +20,38 @@ from urllib.parse import urlsplit
 from markdown_it import MarkdownIt
 from mdformat.renderer import MDRenderer, RenderContext, RenderTreeNode
 
-_MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$]|(?<=[A-Za-z]):(?=//)|@(?=[\w-]+\.)")
-# What can start a link, an image, raw HTML, maths or an autolink (``http://``, ``www.``, e-mail) in a message.
-_ACTIVE = re.compile(r"[\\\[\]$]|(?<=[A-Za-z]):(?=//)|(?<=www)\.|@(?=[\w-]+\.)", re.IGNORECASE)
-# The same in a text run of formatted Markdown, plus what would start emphasis, code or an entity there (the
-# parser already turned real formatting into nodes; line-start markers are escaped by mdformat's paragraphs).
-_TEXT_ACTIVE = re.compile(r"[\\\[\]<>$!`*_~]|(?<=[A-Za-z]):(?=//)|(?<=www)\.|@(?=[\w-]+\.)|&(?=#?\w+;)",
-                          re.IGNORECASE)
+_MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$]")
+# What can start a link, an image or maths in a message or label.
+_ACTIVE = re.compile(r"[\\\[\]$]")
+# The same in a text run of formatted Markdown, plus what would start emphasis, code, raw HTML or an entity there
+# (the parser already turned real formatting into nodes; line-start markers are escaped by mdformat's paragraphs).
+_TEXT_ACTIVE = re.compile(r"[\\\[\]<>$!`*_~]|&(?=#?\w+;)")
+# What GFM links by itself. It does so after escapes are resolved, so no escape stops it: shown as inline code.
+_LITERAL_LINK = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)[^\s<>`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+                           re.IGNORECASE)
 _SAFE_SCHEMES = ("http", "https")
 
 
+def _outside_literals(text: str, escape) -> str:
+    """``text`` with ``escape`` applied between URLs, ``www.`` names and e-mail addresses, which become code."""
+    parts, last = [], 0
+    for match in _LITERAL_LINK.finditer(text):
+        parts += [escape(text[last : match.start()]), _code(match.group(0))]
+        last = match.end()
+    return "".join([*parts, escape(text[last:])])
+
+
 def md_escape(text: str) -> str:
-    """Escape Markdown (and Streamlit's ``$`` maths, ``:colour[...]`` directives, autolinks) so text is shown as
-    typed; raw HTML is never rendered by Streamlit's Markdown, and ``<`` is escaped as well."""
-    return _MD_PUNCTUATION.sub(lambda m: "\\" + m.group(0), str(text))
+    """Escape Markdown (and Streamlit's ``$`` maths, ``:colour[...]`` directives) so text is shown as typed; URLs and
+    e-mail addresses are shown as code, never as links; raw HTML is never rendered by Streamlit's Markdown."""
+    return _outside_literals(str(text), lambda t: _MD_PUNCTUATION.sub(lambda m: "\\" + m.group(0), t))
 
 
 def md_inert(text: str) -> str:
     """Escape only what could make a message or label active (images, links, autolinks, maths), leaving ordinary
     prose as written: for messages and labels that name files, settings or values from untrusted input. Raw HTML
-    needs no escape: Streamlit shows it as text, and ``<http://...>`` autolinks lose their ``://``."""
-    return _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text))
+    needs no escape: Streamlit shows it as text; URLs and e-mail addresses are shown as code."""
+    return _outside_literals(str(text), lambda t: _ACTIVE.sub(lambda m: "\\" + m.group(0), t))
 
 
 def plot_text(text: str) -> str:
@@ -49,7 +60,7 @@ def plot_text(text: str) -> str:
 
 
 def _escape_run(text: str) -> str:
-    escaped = _TEXT_ACTIVE.sub(lambda m: "\\" + m.group(0), text.replace("\t", " "))
+    escaped = _outside_literals(text.replace("\t", " "), lambda t: _TEXT_ACTIVE.sub(lambda m: "\\" + m.group(0), t))
     return escaped.replace("\n\n", "&#10;&#10;")
 
 

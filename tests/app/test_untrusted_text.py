@@ -32,8 +32,9 @@ HOSTILE = (
     "| a | b |\n|---|---|\n| ![cell](http://evil.test/cell.png) | c |\n\n"
     "[logo]: http://evil.test/logo.png\n"
 )
-_PARSER = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "strikethrough", "linkify"])
-_PARSER.linkify.set({"fuzzy_link": False})  # GFM links bare "http://..." and e-mails, and "www." (checked below)
+_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# GFM links these in text by itself, after escapes are resolved (so an escape does not stop it; code does).
+_LITERAL_LINK = re.compile(r"(https?://|www\.)\w|[\w.+-]+@[\w-]+\.\w", re.IGNORECASE)
 
 
 def active_parts(markdown: str) -> list[str]:
@@ -45,11 +46,12 @@ def active_parts(markdown: str) -> list[str]:
             found.append(f"{token.type}: {token.content or token.attrGet('src')}")
         elif token.type == "link_open":
             href = str(token.attrGet("href"))
-            if token.markup == "linkify" or not href.startswith(("http://", "https://")):
+            if not href.startswith(("http://", "https://")):
                 found.append(f"link: {href}")
+        elif token.type == "text" and _LITERAL_LINK.search(token.content):
+            found.append(f"literal link: {token.content}")
         stack.extend(token.children or [])
     found += [f"maths: {m.group(0)}" for m in re.finditer(r"(?<!\\)\$[^$`]*\$", markdown)]
-    found += [f"link: {m.group(0)}" for m in re.finditer(r"(?<![\\\w])www\.\w", markdown)]
     return found
 
 
