@@ -217,10 +217,10 @@ with results_tab:
         run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
-            if st.button("Delete this run", key="eval_delete_run"):
-                state.guarded(lambda: store.delete(run.id), "Deleting the run")
-                st.session_state.pop(RUN_KEY, None)
-                st.rerun()
+        if st.button("Delete this run", key="eval_delete_run"):  # also when the stored run is unreadable
+            state.guarded(lambda: store.delete(labels[picked]), "Deleting the run")
+            st.session_state.pop(RUN_KEY, None)
+            st.rerun()
 
 with sweep_tab:
     base = pick_configs("Base configuration", "eval_sweep_base", multi=False)
