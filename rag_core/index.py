@@ -326,6 +326,7 @@ class Index(Navigation):
         report = IngestReport(self.name, documents=len(docs))
         indexed = self._current().manifest.get("documents", {})
         entries: list[tuple[Document, list[Chunk]]] = []
+        per_doc, per_ingest, total = self.settings.max_chunks_per_document, self.settings.max_chunks_per_ingest, 0
         for doc in docs:
             if not isinstance(doc, Document):
                 raise ValueError(f"ingest takes Document objects, got {type(doc).__name__}")
@@ -337,6 +338,16 @@ class Index(Navigation):
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)
                 continue
+            if len(chunks) > per_doc:  # the limits bound what one upload can make the machine embed
+                report.errors[doc.name] = (f"{len(chunks):,} chunks, over the limit of {per_doc:,} per document "
+                                           "(RAG_MAX_CHUNKS_PER_DOCUMENT); split the file or raise max tokens")
+                continue
+            if total + len(chunks) > per_ingest:
+                report.errors[doc.name] = (f"not indexed: this batch already holds {total:,} chunks and the limit "
+                                           f"per ingest is {per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST); index it "
+                                           "in another batch")
+                continue
+            total += len(chunks)
             unique = _first_by_id(chunks)
             if len(unique) != len(chunks):
                 repeats = len(chunks) - len(unique)

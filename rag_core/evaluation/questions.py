@@ -20,7 +20,6 @@ from rag_core.types import HEADING_SEPARATOR, Chunk
 
 GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
 INTENTS = ("fact", "code", "procedure", "data")
-MAX_QUESTIONS = 5000
 
 # Column names accepted in uploads (first is canonical); everything else in a row is an error.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -198,8 +197,11 @@ def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
 def _build(rows: Sequence[tuple[str, dict[str, Any]]], name: str) -> list[Question]:
     if not rows:
         raise ValueError(f"{name}: no questions found")
-    if len(rows) > MAX_QUESTIONS:
-        raise ValueError(f"{name}: {len(rows)} questions; at most {MAX_QUESTIONS} per set")
+    from rag_core.config import get_settings
+
+    limit = get_settings().max_questions
+    if len(rows) > limit:
+        raise ValueError(f"{name}: {len(rows):,} questions; at most {limit:,} per set (RAG_MAX_QUESTIONS)")
     questions: list[Question] = []
     seen: set[str] = set()
     for position, (where, row) in enumerate(rows, start=1):
