@@ -50,10 +50,11 @@ class _Metadata(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="allow")
 
-    warnings: list[Annotated[str, StringConstraints(max_length=2000)]] = Field(default_factory=list, max_length=1000)
+    warnings: list[Annotated[str, StringConstraints(max_length=20_000)]] = Field(default_factory=list,
+                                                                                max_length=10_000)
     pages: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(default_factory=list)
     page_count: int = Field(0, ge=0)
-    title: Annotated[str, StringConstraints(max_length=300)] = ""
+    title: Annotated[str, StringConstraints(max_length=20_000)] = ""
     encoding: Annotated[str, StringConstraints(max_length=60)] = ""
     original_type: Annotated[str, StringConstraints(max_length=20)] = ""
     converted: bool = False
@@ -63,7 +64,7 @@ class _DocumentModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
     id: Annotated[str, StringConstraints(max_length=64)] = ""
-    name: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    name: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]  # folder paths of 120-char parts
     doc_type: Literal[DOC_TYPES]  # type: ignore[valid-type]
     size: int = Field(ge=0)
     created: Annotated[str, StringConstraints(max_length=40)] = ""

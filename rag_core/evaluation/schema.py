@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from rag_core.evaluation.questions import INTENTS, Question, QuestionSet
 from rag_core.evaluation.runner import STRATEGIES, EvalRun
 
-MAX_TEXT = 20_000  # characters of a question, an answer, a note, an error
-MAX_TRACE_ITEMS = 2_000  # entries of one record's trace, counted over all its nesting
+# Generous on purpose: a run this app stored must always load again; the bundle's 200 MB cap bounds the total.
+MAX_TEXT = 100_000  # characters of a question, an answer, a note, an error
+MAX_TRACE_ITEMS = 200_000  # entries of one record's trace, counted over all its nesting
 
 ShortText = Annotated[str, StringConstraints(max_length=300)]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
@@ -34,13 +35,13 @@ class QuestionModel(_Strict):
     question: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
     intent: Intent | None = None
     answer_texts: list[Text] = Field(default_factory=list, max_length=100)
-    doc: ShortText | None = None
-    heading: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    doc: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    heading: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
     relevant_ids: dict[ShortText, int] = Field(default_factory=dict, max_length=10_000)
 
 
 class QuestionSetModel(_Strict):
-    name: ShortText
+    name: Annotated[str, StringConstraints(max_length=2000)]
     kind: Literal["golden", "upload", "beir"] = "upload"
     source: Annotated[str, StringConstraints(max_length=2000)] = ""
     questions: list[QuestionModel] = Field(default_factory=list)
@@ -56,8 +57,8 @@ class QuestionSetModel(_Strict):
 class HitModel(_Strict):
     rank: int = Field(ge=1)
     chunk_id: ShortText
-    doc: ShortText
-    heading: Annotated[str, StringConstraints(max_length=2000)] = ""
+    doc: Annotated[str, StringConstraints(max_length=2000)]
+    heading: Annotated[str, StringConstraints(max_length=MAX_TEXT)] = ""
     granularity: ShortText = ""
     tokens: int = Field(0, ge=0)
     found: bool = False
@@ -104,7 +105,7 @@ class RunModel(_Strict):
     records: list[RecordModel] = Field(default_factory=list)
     status: Literal["running", "complete", "cancelled", "failed"]
     elapsed_s: float = Field(0.0, ge=0)
-    label: ShortText = ""
+    label: Annotated[str, StringConstraints(max_length=2000)] = ""
     note: Text = ""
 
     @model_validator(mode="after")
