@@ -21,13 +21,14 @@ from markdown_it import MarkdownIt
 from mdformat.renderer import MDRenderer, RenderContext, RenderTreeNode
 
 _MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$]")
-# What can start a link, an image or maths in a message or label.
-_ACTIVE = re.compile(r"[\\\[\]$]")
+# What can start a link, an image or maths in a message or label (and a backtick, which could unpair the code
+# that URLs are shown in).
+_ACTIVE = re.compile(r"[\\\[\]$`]")
 # The same in a text run of formatted Markdown, plus what would start emphasis, code, raw HTML or an entity there
 # (the parser already turned real formatting into nodes; line-start markers are escaped by mdformat's paragraphs).
 _TEXT_ACTIVE = re.compile(r"[\\\[\]<>$!`*_~]|&(?=#?\w+;)")
 # What GFM links by itself. It does so after escapes are resolved, so no escape stops it: shown as inline code.
-_LITERAL_LINK = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)[^\s<>`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+_LITERAL_LINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
                            re.IGNORECASE)
 _SAFE_SCHEMES = ("http", "https")
 
@@ -92,7 +93,13 @@ def safe_link(url: str) -> str | None:
 
 
 def _render_text(node: RenderTreeNode, context: RenderContext) -> str:
-    return _escape_run(node.content)
+    text = _escape_run(node.content)
+    # A URL's code span beside inline code: a space keeps their backticks from merging into one unpaired run.
+    if text.endswith("`") and node.next_sibling is not None and node.next_sibling.type == "code_inline":
+        text += " "
+    if text.startswith("`") and node.previous_sibling is not None and node.previous_sibling.type == "code_inline":
+        text = " " + text
+    return text
 
 
 def _render_html(node: RenderTreeNode, context: RenderContext) -> str:

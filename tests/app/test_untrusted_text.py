@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
@@ -37,6 +39,26 @@ _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _LITERAL_LINK = re.compile(r"(https?://|www\.)\w|[\w.+-]+@[\w-]+\.\w", re.IGNORECASE)
 
 
+def _outside_code(markdown: str) -> str:
+    """``markdown`` without its code spans and fences (backtick runs not escaped, paired with the next run of the
+    same length), where ``$`` is literal."""
+    runs = []  # (start, end) of each backtick run; an escaped first backtick is not part of it
+    for m in re.finditer(r"`+", markdown):
+        escaped = len(re.search(r"\\*$", markdown[: m.start()]).group(0)) % 2
+        if m.end() - m.start() - escaped:
+            runs.append((m.start() + escaped, m.end()))
+    kept, position, i = [], 0, 0
+    while i < len(runs):
+        width = runs[i][1] - runs[i][0]
+        closing = next((j for j in range(i + 1, len(runs)) if runs[j][1] - runs[j][0] == width), None)
+        if closing is None:
+            i += 1
+            continue
+        kept.append(markdown[position : runs[i][0]])
+        position, i = runs[closing][1], closing + 1
+    return "".join([*kept, markdown[position:]])
+
+
 def active_parts(markdown: str) -> list[str]:
     """Images, raw HTML, maths and links that are not marked http(s) links, as Streamlit would see them."""
     found, stack = [], list(_PARSER.parse(markdown))
@@ -51,7 +73,7 @@ def active_parts(markdown: str) -> list[str]:
         elif token.type == "text" and _LITERAL_LINK.search(token.content):
             found.append(f"literal link: {token.content}")
         stack.extend(token.children or [])
-    found += [f"maths: {m.group(0)}" for m in re.finditer(r"(?<!\\)\$[^$`]*\$", markdown)]
+    found += [f"maths: {m.group(0)}" for m in re.finditer(r"(?<!\\)\$[^$`]*\$", _outside_code(markdown))]
     return found
 
 
@@ -101,3 +123,16 @@ def test_agent_answers_quote_documents_without_fetching_anything(data_dir):
     shown = _page_markdown(at)
     assert "answer\\-beacon" in shown or "answer-beacon" in shown  # the extractive answers quote the image ...
     assert active_parts(shown) == []  # ... as text, in the agent's answer and the one-shot answer alike
+
+
+PIECES = ["![", "[", "]", "(", ")", "<", ">", "img src=", "http://evil.test/x.png", "www.evil.test", "a@evil.test",
+          "javascript:", "\n", "\n\n", " ", "`", "*", "_", "$", "|", "---", "#", "- ", "1. ", "\\", "&lt;", "&#33;",
+          "<script>", "</a>", "[r]: http://evil.test/r.png", "![a][r]", "word", ":red[", "~~"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_no_arrangement_of_markdown_pieces_becomes_active(text):
+    assert active_parts(safe_markdown(text)) == []
+    assert active_parts(md_escape(text)) == []
+    assert [p for p in active_parts(md_inert(text)) if not p.startswith("html")] == []
