@@ -362,6 +362,9 @@ class Index(Navigation):
     def add_chunks(self, docs: Sequence[Document], chunks: Sequence[Chunk], progress: Progress | None = None,
                    ) -> IngestReport:
         """Index pre-chunked input (e.g. a BEIR corpus with one chunk per document), replacing those documents."""
+        if len(chunks) > self.settings.max_chunks_per_ingest:
+            raise ValueError(f"{len(chunks):,} chunks in one batch; the limit per ingest is "
+                             f"{self.settings.max_chunks_per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST)")
         started = time.perf_counter()
         report = IngestReport(self.name, documents=len(docs))
         by_doc: dict[str, list[Chunk]] = {doc.id: [] for doc in docs}

@@ -62,3 +62,16 @@ def test_ingest_caps_chunks_per_document_and_per_batch(data_dir, monkeypatch):
     report = open_index(config).ingest([big, other])
     assert report.added == [big.id]  # the first fits; the rest waits for another batch
     assert "limit per ingest is 100 (RAG_MAX_CHUNKS_PER_INGEST)" in report.errors["other.md"]
+
+
+def test_pre_chunked_batches_are_capped_too(data_dir, monkeypatch):
+    """A BEIR corpus is indexed one chunk per document with ``add_chunks``: the same per-ingest limit applies."""
+    from rag_core.chunking import chunk_document
+
+    monkeypatch.setenv("RAG_MAX_CHUNKS_PER_INGEST", "5")
+    config = RAGConfig(name="limits", embedding=EmbeddingConfig(embedder="hash"))
+    doc = load_bytes("big.md", "".join(f"## Part {i}\n\nParagraph {i}.\n\n" for i in range(4)).encode())
+    chunks = chunk_document(doc, config.chunking, "all")
+    assert len(chunks) > 5
+    with pytest.raises(ValueError, match=r"in one batch; the limit per ingest is 5 \(RAG_MAX_CHUNKS_PER_INGEST"):
+        open_index(config).add_chunks([doc], chunks)
