@@ -10,9 +10,8 @@ from streamlit.errors import StreamlitAPIException
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
 from ui import state
-from ui.answer_text import inert_markdown
 from ui.state import KEEP
-from ui.text import md_escape
+from ui.text import md_escape, md_inert, safe_markdown
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
@@ -38,14 +37,15 @@ def _short(text: str, limit: int = 60) -> str:
 
 def step_label(step) -> str:
     args = ", ".join(_short(f"{k}={v!r}") for k, v in step.args.items() if k not in ("answer", "citations"))
-    return f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
+    label = f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
+    return md_inert(label)  # arguments come from the model and quote the question
 
 
 def render_step(step, box) -> None:
     """Everything about one step, inside ``box`` (an ``st.status`` or expander)."""
     box.markdown(f"**Why:** {md_escape(step.reason)}")
     if step.error:
-        box.error(step.error)
+        box.error(md_inert(step.error))
     facts = []
     if step.route:
         facts.append(f"route **{step.route}** ({md_escape(step.route_reason or '')})")
@@ -57,20 +57,20 @@ def render_step(step, box) -> None:
     if step.granularity:
         facts.append(f"granularity **{step.granularity}**")
     if step.filters:
-        facts.append(f"filters {step.filters}")
+        facts.append(f"filters {md_escape(step.filters)}")
     facts.append(f"context {step.context_tokens_in} → {step.context_tokens_out} of {step.context_budget} tokens")
     if step.llm_tokens:
         facts.append(f"LLM tokens {step.llm_tokens}")
     box.markdown(" · ".join(facts))
     for retry in step.llm_retries:
-        box.caption(f"retry: {retry}")
+        box.caption(f"retry: {md_inert(retry)}")
     if step.hits:
         box.dataframe(pd.DataFrame(step.hits)[["confidence", "score", "source", "heading", "granularity", "tokens",
                                               "chunk_id"]], hide_index=True)
     removed = step.dedup_removed + step.replaced
     if removed:
-        box.caption("Removed from the context: " + "; ".join(
-            f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed))
+        box.caption("Removed from the context: " + md_inert("; ".join(
+            f"{r['chunk_id']} ({r['tokens']} tok): {r['reason']}" for r in removed)))
 
 
 class AnswerStream:
@@ -84,7 +84,7 @@ class AnswerStream:
         if self.box is None:
             self.box = st.empty()
         self.pieces.append(piece)
-        self.box.markdown(inert_markdown("".join(self.pieces)) + " ▌")
+        self.box.markdown(safe_markdown("".join(self.pieces)) + " ▌")
 
     def clear(self) -> None:
         if self.box is not None:
@@ -123,13 +123,13 @@ def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str
 def render_answer(result: AgentResult, turn: int) -> None:
     """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
     if result.fallback:
-        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {result.fallback}")
+        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
     for note in result.warnings:
-        st.info(md_escape(note))
+        st.info(md_inert(note))
     if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
-        st.warning(f"**Ungrounded answer** ({md_escape(result.grounding)}): it is not backed by a retrieved passage; "
+        st.warning(f"**Ungrounded answer** ({md_inert(result.grounding)}): it is not backed by a retrieved passage; "
                    "check the documents before relying on it.")
-    st.markdown(inert_markdown(result.answer))  # model or document text: images and links are not followed
+    st.markdown(safe_markdown(result.answer))  # model and document text: no images, HTML or odd links
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
         for chunk_id in result.citations:
@@ -142,7 +142,7 @@ def render_answer(result: AgentResult, turn: int) -> None:
                 except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
                     st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
                             "pre-selected there.")
-    st.caption(f"Stopped: {result.stop_reason} · {result.grounding} · {len(result.steps)} steps · "
+    st.caption(f"Stopped: {md_inert(result.stop_reason)} · {md_inert(result.grounding)} · {len(result.steps)} steps · "
                f"{result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
@@ -172,8 +172,8 @@ def render_one_shot(question: str, result) -> None:
     """The one-shot result answered by the same extractive answerer as the offline agent."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
-    quoted = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
-    st.markdown(inert_markdown(quoted))
+    answer = extractive_answer(question, result.hits).text
+    st.markdown(safe_markdown(answer.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):

@@ -9,7 +9,7 @@ from rag_core.documents import add_files
 from rag_core.loaders import sample_paths, supported_types
 from rag_core.types import GRANULARITIES
 from ui import state
-from ui.text import md_escape
+from ui.text import md_escape, md_inert
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
@@ -115,6 +115,12 @@ for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
 
 docs = store.list()
+if store.unreadable:  # a stored file of the wrong shape (e.g. from an old or crafted bundle) is reported, not fatal
+    st.warning(md_inert(f"{len(store.unreadable)} stored document file(s) could not be read and are left out: "
+                        + "; ".join(f"{doc_id}: {why}" for doc_id, why in store.unreadable.items())))
+    if st.button("Remove the unreadable files", key="documents_remove_unreadable"):
+        store.remove_unreadable()
+        st.rerun()
 indexed = {}
 if index is not None:
     indexed = {row["doc_id"]: row for row in (state.guarded(index.documents, "Reading the index") or [])}

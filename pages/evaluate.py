@@ -12,7 +12,7 @@ from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
 from ui import state
 from ui.state import KEEP
-from ui.text import md_escape
+from ui.text import md_escape, md_inert
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}
@@ -124,29 +124,30 @@ def await_stopped_run(timeout_s: float = 60.0) -> None:
         st.info("The interrupted evaluation run is still stopping; it will appear in the Results tab.")
     else:
         st.session_state[SWEEP_KEY if run.label == "sweep" else RUN_KEY] = run.id
-        st.warning(f"Run {run.id} {run.status}: {run.note}. What was measured is kept — see the Results tab.")
+        st.warning(f"Run {md_inert(run.id)} {run.status}: {md_inert(run.note)}. What was measured is kept — see the "
+                   "Results tab.")
 
 
 def show_run(run, store: ResultsStore) -> None:
     if run.status != "complete":
-        st.warning(f"This run is **{run.status}**: {run.note}")
+        st.warning(f"This run is **{md_escape(run.status)}**: {md_inert(run.note)}")
     regressions = store.regressions(run)
     if regressions:
-        st.error("⚠️ Regression against the saved baseline: " + "; ".join(
+        st.error("⚠️ Regression against the saved baseline: " + md_inert("; ".join(
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
-            for r in regressions))
+            for r in regressions)))
     st.dataframe(charts.leaderboard(run), hide_index=True, width="stretch")
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:
-        st.caption("Baselines on this question set: " + "; ".join(
-            f"{key.split('|', 1)[1].replace('|', ' · ')} (run {value['run_id']})" for key, value in saved.items()))
+        st.caption("Baselines on this question set: " + md_inert("; ".join(
+            f"{key.split('|', 1)[1].replace('|', ' · ')} (run {value['run_id']})" for key, value in saved.items())))
     rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
     c1, c2 = st.columns([3, 1])
     chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row", persist_state=KEEP)
     if c2.button("Save baseline", disabled=run.status != "complete") and chosen:
         config, strategy = chosen.rsplit(" · ", 1)
         if state.guarded(lambda: store.set_baseline(run, config, strategy), "Baseline"):
-            st.success(f"Baseline saved for {chosen} on '{run.question_set['name']}'.")
+            st.success(md_inert(f"Baseline saved for {chosen} on '{run.question_set['name']}'."))
     left, right = st.columns(2)
     kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k", persist_state=KEEP)
     left.plotly_chart(charts.metric_vs_k(run, kind), width="stretch")
@@ -165,14 +166,15 @@ def drill_down(run, metric: str) -> None:
     picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")
     for record in (r for r in run.records if picked and r["question_id"] == labels[picked]):
         found = sum(h["found"] for h in record["hits"])
-        with st.expander(f"{record['config']} · {record['strategy']} — {metric} {record['metrics'].get(metric, 0):.2f}"
-                         f" · {found} answer hit(s) · {record['context_tokens']} tokens · {record['steps']} steps"):
+        with st.expander(md_inert(f"{record['config']} · {record['strategy']} — {metric} "
+                                   f"{record['metrics'].get(metric, 0):.2f} · {found} answer hit(s) · "
+                                   f"{record['context_tokens']} tokens · {record['steps']} steps")):
             if record.get("error"):
-                st.error(record["error"])
+                st.error(md_inert(record["error"]))
             cited = record["metrics"].get("cited")
             grounded = "grounded" if record["metrics"].get("grounded") else "UNGROUNDED"
             answer_score = "" if cited is None else f" · gold evidence cited {cited:.0%} · {grounded}"
-            st.caption(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms{answer_score}")
+            st.caption(md_inert(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms{answer_score}"))
             if record["hits"]:
                 st.dataframe(record["hits"], hide_index=True, width="stretch")
             if record.get("answer"):
@@ -188,8 +190,8 @@ if prefill.get("question_set"):
     st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
 question_set = pick_question_set()
 if question_set:
-    st.caption(f"**{question_set.name}**: {len(question_set.questions)} questions · intents: "
-               f"{', '.join(question_set.intents()) or '—'}")
+    st.caption(f"**{md_escape(question_set.name)}**: {len(question_set.questions)} questions · intents: "
+               f"{md_escape(', '.join(question_set.intents())) or '—'}")
 run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
     ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"])
 
@@ -220,10 +222,10 @@ with results_tab:
         run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
-            if st.button("Delete this run", key="eval_delete_run"):
-                state.guarded(lambda: store.delete(run.id), "Deleting the run")
-                st.session_state.pop(RUN_KEY, None)
-                st.rerun()
+        if st.button("Delete this run", key="eval_delete_run"):  # also when the stored run is unreadable
+            state.guarded(lambda: store.delete(labels[picked]), "Deleting the run")
+            st.session_state.pop(RUN_KEY, None)
+            st.rerun()
 
 with sweep_tab:
     base = pick_configs("Base configuration", "eval_sweep_base", multi=False)
@@ -248,7 +250,7 @@ with sweep_tab:
         from rag_core.evaluation.sweep import sweep_grid
 
         grid = sweep_grid(sweep_run, sweep_metric)
-        st.caption(f"Sweep {sweep_run.id} on '{sweep_run.question_set['name']}' ({sweep_run.status})")
+        st.caption(md_inert(f"Sweep {sweep_run.id} on '{sweep_run.question_set['name']}' ({sweep_run.status})"))
         for strategy in sweep_run.strategies:
             st.plotly_chart(charts.sweep_heatmap(grid, sweep_metric, strategy), width="stretch")
 

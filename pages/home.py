@@ -6,6 +6,7 @@ import streamlit as st
 
 from rag_core.evaluation.results import ResultsStore, showcase_question
 from ui import state
+from ui.text import md_inert
 
 DEMO_DOC = "configuration.md"
 FALLBACK_QUESTION = "What does Wrenfall keep in PostgreSQL, and how is metric data stored on disk?"
@@ -66,7 +67,8 @@ step(2, "Naive versus structure-aware split",
      "structure-aware chunker keeps each heading with its content and every table row with its header.",
      "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
 step(3, "One-shot RAG versus the agent",
-     f"*“{question}”* — {why}. The agent decomposes the question, searches each part and stops when confident.",
+     f"*“{md_inert(question)}”* — {md_inert(why)}. The agent decomposes the question, searches each part and stops "
+     "when confident.",
      "Ask both", "demo_agent", "agent", question=question, compare=True)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
@@ -77,7 +79,7 @@ if run is not None:
     from rag_core.evaluation.charts import leaderboard
 
     st.subheader("Latest leaderboard")
-    st.caption(f"Run {run.id} on '{run.question_set['name']}' ({run.created}).")
+    st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))
     st.dataframe(leaderboard(run), hide_index=True, width="stretch")
 elif not docs:
     st.info("Start with step 1: nothing is loaded yet.")

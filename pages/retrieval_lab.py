@@ -9,6 +9,7 @@ import streamlit as st
 from rag_core.config import RetrievalConfig
 from rag_core.types import CHUNK_TYPES
 from ui import state
+from ui.text import md_inert
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 STRATEGIES = ["auto", "vector", "keyword", "hybrid"]
@@ -110,7 +111,7 @@ def why_not(retriever, result) -> None:
     why = state.guarded(lambda: explain_missing(retriever, result, chosen.id), "Diagnosis")
     if why is None:
         return
-    (st.success if why.removed_by is None else st.warning)(why.verdict)
+    (st.success if why.removed_by is None else st.warning)(md_inert(why.verdict))
     st.dataframe(pd.DataFrame([{"retriever": name, "rank (whole index)": why.ranks.get(name),
                                 "raw score": why.scores.get(name), "RRF contribution": why.rrf_contributions.get(name)}
                                for name in ("vector", "keyword", "fused")]), hide_index=True)

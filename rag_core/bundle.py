@@ -9,24 +9,27 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.configstore import ConfigStore, parse_config
+from rag_core.documents import parse_document
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.evaluation.results import ResultsStore
-from rag_core.evaluation.runner import EvalRun, run_evaluation
+from rag_core.evaluation.runner import EvalRun, check_counts, run_evaluation
+from rag_core.evaluation.schema import MAX_TEXT, parse_question_set, parse_run, validation_text
+from rag_core.loaders import document_id, safe_name
 from rag_core.types import Document
 
 FORMAT = "agentic-rag-studio/bundle"
 VERSION = 1
 MAX_BUNDLE_BYTES = 200 * 1024 * 1024
-_DOC_ID = re.compile(r"[0-9a-f]{16}")
 
 
 @dataclass(slots=True)
@@ -69,8 +72,41 @@ def export_bundle(run: EvalRun, documents: Sequence[Document], *, include_docume
     return json.dumps(payload, ensure_ascii=False)
 
 
-def read_bundle(data: str | bytes, source: str = "bundle") -> Bundle:
-    """Parse and validate a bundle; every problem is a ``ValueError`` naming the bad part."""
+class _Trace(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    question_id: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    question: Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+    config: Annotated[str, StringConstraints(max_length=300)] = ""
+    answer: Annotated[str, StringConstraints(max_length=MAX_TEXT)] = ""
+    trace: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Payload(BaseModel):
+    """The top level of a bundle; its parts are checked one by one below so each message names its part."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    format: Literal["agentic-rag-studio/bundle"]
+    version: Literal[1]
+    created: Annotated[str, StringConstraints(max_length=40)] = ""
+    configs: list[Any] = Field(min_length=1)
+    question_set: Any
+    results: Any
+    agent_traces: list[Any] = Field(default_factory=list)
+    documents: list[Any] = Field(default_factory=list)
+    document_names: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=list)
+
+
+def read_bundle(data: str | bytes, source: str = "bundle", settings: Settings | None = None) -> Bundle:
+    """Parse and validate a bundle, which is untrusted: every problem is a ``ValueError`` naming the bad part.
+
+    Types, lengths and counts are checked (``Settings.max_questions``, ``max_eval_configs``,
+    ``max_bundle_documents``, ``max_upload_mb`` per document); documents get the upload's name cleaning and an id
+    recomputed from their name and text, so a bundle cannot plant a document under another one's id.
+    """
+    settings = settings or get_settings()
     if isinstance(data, bytes):
         if len(data) > MAX_BUNDLE_BYTES:
             limit = MAX_BUNDLE_BYTES // 10**6
@@ -79,79 +115,134 @@ def read_bundle(data: str | bytes, source: str = "bundle") -> Bundle:
             data = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"{source}: not a bundle (not UTF-8 JSON)") from e
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise ValueError(f"{source}: larger than the {MAX_BUNDLE_BYTES // 10**6} MB limit")
     try:
-        payload = json.loads(data)
+        payload = json.loads(data, parse_constant=_refuse_constant)
     except json.JSONDecodeError as e:
         raise ValueError(f"{source}: not a bundle (invalid JSON at line {e.lineno}: {e.msg})") from e
+    except (RecursionError, ValueError) as e:
+        raise ValueError(f"{source}: not a bundle ({e if isinstance(e, ValueError) else 'nested too deeply'})") from e
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{source}: not an Agentic RAG Studio bundle (missing format '{FORMAT}')")
     if payload.get("version") != VERSION:
-        raise ValueError(f"{source}: bundle version {payload.get('version')} is not supported (expected {VERSION})")
-    for key in ("configs", "question_set", "results"):
-        if key not in payload:
-            raise ValueError(f"{source}: the bundle lacks '{key}'")
-    configs = [parse_config(c, source=f"{source} configs[{i}]") for i, c in enumerate(payload["configs"])]
+        raise ValueError(f"{source}: bundle version {payload.get('version')!r} is not supported (expected {VERSION})")
     try:
-        question_set = QuestionSet.from_dict(payload["question_set"])
-        run = EvalRun.from_dict(payload["results"])
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{source}: question set or results are malformed ({e})") from e
+        top = _Payload.model_validate(payload)
+    except ValidationError as e:
+        raise ValueError(f"{source}: {validation_text(e)}") from None
+    check_counts(0, len(top.configs), settings, source)
+    configs = [parse_config(c, source=f"{source} configs[{i}]") for i, c in enumerate(top.configs)]
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{source}: configuration names repeat ({', '.join(names)})")
+    question_set = parse_question_set(top.question_set, f"{source} question_set")
+    check_counts(len(question_set.questions), len(configs), settings, source)
+    run = parse_run(top.results, f"{source} results", complete=True)
+    run_names = [c.get("name") for c in run.configs]
+    if sorted(map(str, run_names)) != sorted(names):
+        raise ValueError(f"{source}: the results compare configurations {run_names}, the bundle carries {names}")
+    for i, config in enumerate(run.configs):
+        parse_config(config, source=f"{source} results.configs[{i}]")
+    if len(run.question_set.get("questions", [])) > settings.max_questions:
+        check_counts(len(run.question_set["questions"]), len(configs), settings, f"{source} results")
+    if len(top.agent_traces) > max(len(question_set.questions), 1) * len(configs):
+        raise ValueError(f"{source}: {len(top.agent_traces)} agent traces for {len(question_set.questions)} questions")
     try:
-        documents = [Document.from_dict(d) for d in payload.get("documents", [])]
-    except TypeError as e:
-        raise ValueError(f"{source}: a document entry is malformed ({e})") from e
-    bad = [doc.name for doc in documents if not _DOC_ID.fullmatch(doc.id)]
-    if bad:
-        raise ValueError(f"{source}: documents with malformed ids (16 hex digits expected): {', '.join(bad)}")
-    names = [str(n) for n in payload.get("document_names", [])]
-    return Bundle(configs=configs, question_set=question_set, run=run, agent_traces=payload.get("agent_traces", []),
-                  documents=documents, document_names=names, created=str(payload.get("created", "")))
+        traces = [_Trace.model_validate(t).model_dump() for t in top.agent_traces]
+    except ValidationError as e:
+        raise ValueError(f"{source} agent_traces: {validation_text(e)}") from None
+    if len(top.documents) + len(top.document_names) > settings.max_bundle_documents:
+        raise ValueError(f"{source}: {len(top.documents) + len(top.document_names):,} documents; at most "
+                         f"{settings.max_bundle_documents:,} are allowed (RAG_MAX_BUNDLE_DOCUMENTS)")
+    max_bytes = settings.max_upload_mb * 1024 * 1024
+    documents = [_bundle_document(d, f"{source} documents[{i}]", max_bytes) for i, d in enumerate(top.documents)]
+    return Bundle(configs=configs, question_set=question_set, run=run, agent_traces=traces, documents=documents,
+                  document_names=[safe_name(n) for n in top.document_names], created=top.created)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _bundle_document(data: Any, where: str, max_bytes: int) -> Document:
+    """A bundled document as an upload would be stored: name cleaned, size checked, id from name and text."""
+    doc = parse_document(data, where, check_id=False)
+    raw = doc.text.encode("utf-8", "surrogatepass")
+    if len(raw) > max_bytes:
+        raise ValueError(f"{where}: the text is {len(raw) / 1024 / 1024:.1f} MB, over the "
+                         f"{max_bytes // 1024 // 1024} MB limit per file (RAG_MAX_UPLOAD_MB)")
+    if not doc.text.strip():
+        raise ValueError(f"{where}: the document is empty")
+    name = safe_name(doc.name)
+    return replace(doc, id=document_id(name, raw), name=name, size=len(raw))
 
 
 def import_bundle(bundle: Bundle, data_dir: Path | str | None = None) -> dict[str, Any]:
-    """Save the bundle's configurations, documents and results locally; returns what was restored.
+    """Save the bundle's configurations, documents and results locally, all or nothing; returns what was restored.
 
     Named (not included) documents must already be in the local document store; a missing one is an error
-    naming it, before anything is written.
+    naming it, before anything is written. A bundled document whose name and text are already stored is not
+    stored twice. If any write fails, what this import wrote is removed again and the error raised.
     """
     from rag_core.documents import DocumentStore
 
     data_dir = Path(data_dir or get_settings().data_dir)
     doc_store = DocumentStore(data_dir)
     resolve_documents(bundle, doc_store)
-    configs = ConfigStore(data_dir)
-    saved = [_save_config(configs, config) for config in bundle.configs]
-    added = sum(1 for doc in bundle.documents if doc_store.add(doc)[1])
+    configs, results = ConfigStore(data_dir), ResultsStore(data_dir)
+    stored = {(d.name, d.text) for d in doc_store.list()}
+    new_docs = [doc for doc in bundle.documents if (doc.name, doc.text) not in stored]
+    planned = [_import_config(configs, config) for config in bundle.configs]
     run = EvalRun.from_dict(bundle.run.to_dict())
-    results = ResultsStore(data_dir)
     run.id = _free_run_id(results, run.id)  # importing on the machine that made it keeps the original
     if run.label != "sweep":  # the Sweep tab finds its runs by this label
         run.label = (run.label + " " if run.label else "") + "(imported)"
     run.note = (run.note + "; " if run.note else "") + "imported from a bundle"
-    results.save(run)
-    return {"configs": saved, "documents_added": added,
+    written_configs: list[str] = []
+    written_docs: list[str] = []
+    try:
+        for config, existed in planned:
+            if not existed:
+                configs.save(config)
+                written_configs.append(config.name)
+        for doc, added in doc_store.add_many(new_docs):
+            if added:
+                written_docs.append(doc.id)
+        results.save(run)
+    except BaseException:
+        for name in written_configs:
+            configs.delete(name)
+        for doc_id in written_docs:
+            doc_store.delete(doc_id)
+        raise
+    return {"configs": [config.name for config, _ in planned], "documents_added": len(written_docs),
             "documents": len(bundle.documents) + len(bundle.document_names), "run_id": run.id,
             "questions": len(bundle.question_set.questions), "agent_traces": len(bundle.agent_traces)}
 
 
-def _save_config(configs: ConfigStore, config: RAGConfig) -> str:
-    """Save ``config``; a different local configuration of the same name is kept, and this one is saved under
-    ``NAME-imported`` (``-imported-2`` ...). Returns the name it was saved under."""
-    name = next(n for n in _import_names(config.name)
-                if not configs.exists(n) or configs.load(n) == config.model_copy(update={"name": n}))
-    configs.save(config.model_copy(update={"name": name}))
-    return name
+def _import_config(configs: ConfigStore, config: RAGConfig) -> tuple[RAGConfig, bool]:
+    """Where ``config`` goes: its own name, or ``NAME-imported`` (``-imported-2`` ...) when a different local
+    configuration has that name; True when an equal one is already saved there. Names keep the 80-character rule."""
+    for name in _import_names(config.name):
+        renamed = RAGConfig.model_validate({**config.model_dump(), "name": name})
+        if not configs.exists(name):
+            return renamed, False
+        if configs.load(name) == renamed:
+            return renamed, True
+    raise AssertionError("unreachable: _import_names never ends")
 
 
 def _free_run_id(results: ResultsStore, run_id: str) -> str:
-    return next(name for name in _import_names(run_id) if not results.exists(name))
+    return next(name for name in _import_names(run_id, 160) if not results.exists(name))
 
 
-def _import_names(name: str) -> Iterator[str]:
-    """``name``, then ``name-imported``, ``name-imported-2``, ...: where an import goes when ``name`` is taken."""
+def _import_names(name: str, limit: int = 80) -> Iterator[str]:
+    """``name``, then ``name-imported``, ``name-imported-2``, ...: where an import goes when ``name`` is taken
+    (the base is shortened so each stays within ``limit`` characters)."""
     yield name
-    yield f"{name}-imported"
-    yield from (f"{name}-imported-{n}" for n in itertools.count(2))
+    for suffix in itertools.chain(["-imported"], (f"-imported-{n}" for n in itertools.count(2))):
+        yield name[: limit - len(suffix)].rstrip(" .-_") + suffix
 
 
 def resolve_documents(bundle: Bundle, doc_store) -> list[Document]:

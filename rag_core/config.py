@@ -47,6 +47,16 @@ class Settings(BaseSettings):
     # SearxNG-compatible JSON search API for the ``web`` route; empty means not configured.
     web_search_url: str = ""
     max_upload_mb: int = 50
+    # Limits on the work one input can cause (README, "Security"): over a limit the input is refused with a message.
+    max_questions: int = Field(5000, ge=1, description="Questions per question set, evaluation and bundle.")
+    max_eval_configs: int = Field(40, ge=1, description="Configurations per evaluation and bundle (a sweep has 36).")
+    max_bundle_documents: int = Field(10_000, ge=1, description="Documents carried by one bundle.")
+    # Set well above the shared corpora (largest file: 916 headings, 3,935 chunks at 512 tokens, 10,957 at 128;
+    # all 290 files: 38,350 chunks at 128 tokens) so they load whole; SciFact's 5,183 abstracts too.
+    max_csv_rows: int = Field(5_000, ge=1, description="Rows of one CSV/TSV file; more are cut, with a note.")
+    max_headings: int = Field(5_000, ge=1, description="Headings in one document; more and the file is refused.")
+    max_chunks_per_document: int = Field(50_000, ge=1, description="Chunks of one document (all granularities).")
+    max_chunks_per_ingest: int = Field(200_000, ge=1, description="Chunks indexed by one ingest.")
 
     @property
     def llm_configured(self) -> bool:

@@ -16,17 +16,18 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from rag_core.loaders import load_many
-from rag_core.types import Document
+from rag_core.types import DOC_TYPES, Document
 
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.json"
-_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_ID_RE = re.compile(r"[0-9a-f]{16}")  # used with fullmatch: "$" lets a final "\n" through
 _LOCK_TIMEOUT_S = 30
 
 
@@ -44,6 +45,47 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+class _Metadata(BaseModel):
+    """What the pages and the chunker read from a document's metadata, typed; other keys are kept as they are."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    warnings: list[Annotated[str, StringConstraints(max_length=20_000)]] = Field(default_factory=list,
+                                                                                max_length=10_000)
+    pages: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(default_factory=list)
+    page_count: int = Field(0, ge=0)
+    title: Annotated[str, StringConstraints(max_length=20_000)] = ""
+    encoding: Annotated[str, StringConstraints(max_length=60)] = ""
+    original_type: Annotated[str, StringConstraints(max_length=20)] = ""
+    converted: bool = False
+
+
+class _DocumentModel(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    id: Annotated[str, StringConstraints(max_length=64)] = ""
+    name: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]  # folder paths of 120-char parts
+    doc_type: Literal[DOC_TYPES]  # type: ignore[valid-type]
+    size: int = Field(ge=0)
+    created: Annotated[str, StringConstraints(max_length=40)] = ""
+    text: str
+    language: Annotated[str, StringConstraints(max_length=40)] | None = None
+    metadata: _Metadata = Field(default_factory=_Metadata)
+
+
+def parse_document(data: Any, where: str = "document", check_id: bool = True) -> Document:
+    """A stored or bundled document once every field has its type; ``ValueError`` names the bad fields."""
+    try:
+        model = _DocumentModel.model_validate(data)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'value'}: {x['msg']}" for x in e.errors()[:5])
+        raise ValueError(f"{where} is malformed: {problems}") from None
+    if check_id and not _ID_RE.fullmatch(model.id):
+        raise ValueError(f"{where} is malformed: id: 16 hex digits expected")
+    fields = model.model_dump(exclude={"metadata"})
+    return Document(**fields, metadata=model.metadata.model_dump(exclude_unset=True))
+
+
 def _summary(doc: Document) -> dict[str, Any]:
     data = doc.to_dict()
     data.pop("text")
@@ -58,6 +100,7 @@ class DocumentStore:
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(self.root / ".lock"), timeout=_LOCK_TIMEOUT_S)
         self._mutex = threading.RLock()
+        self.unreadable: dict[str, str] = {}  # id → why its file could not be read (listed so it can be removed)
         self._index_stamp: tuple[int, int, int] | None = None
         self._order: list[str] = []
         self._docs: dict[str, Document] = {}
@@ -67,7 +110,7 @@ class DocumentStore:
     # ------------------------------------------------------------------------------------------ internals
 
     def _doc_path(self, doc_id: str) -> Path:
-        if not _ID_RE.match(doc_id):
+        if not _ID_RE.fullmatch(doc_id):
             raise ValueError(f"not a document id: {doc_id!r} (16 lowercase hex digits expected)")
         return self.root / f"{doc_id}.json"
 
@@ -97,7 +140,7 @@ class DocumentStore:
         """Clean up after a crash: drop stale temp files; rebuild the index if it is missing, corrupt or stale."""
         for tmp in self.root.glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
-        on_disk = {p.stem for p in self.root.glob("*.json") if _ID_RE.match(p.stem)}
+        on_disk = {p.stem for p in self.root.glob("*.json") if _ID_RE.fullmatch(p.stem)}
         summaries = self._read_index()
         listed = [s.get("id") for s in summaries] if summaries is not None else None
         if listed is not None and set(listed) == on_disk:
@@ -114,12 +157,15 @@ class DocumentStore:
     def _read_doc(self, doc_id: str) -> Document | None:
         path = self._doc_path(doc_id)
         try:
-            return Document.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            doc = parse_document(json.loads(path.read_text(encoding="utf-8")), f"document file {path.name}")
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, TypeError) as e:
+        except (OSError, ValueError, TypeError, RecursionError) as e:
             log.warning("unreadable document file %s (%s); ignoring it", path, e)
+            self.unreadable[doc_id] = str(e)
             return None
+        self.unreadable.pop(doc_id, None)
+        return doc
 
     def _refresh(self) -> None:
         """Bring the in-memory view up to date when another session or process changed the index."""
@@ -135,7 +181,7 @@ class DocumentStore:
         docs: dict[str, Document] = {}
         for summary in summaries:
             doc_id = summary.get("id", "")
-            doc = self._docs.get(doc_id) or (self._read_doc(doc_id) if _ID_RE.match(doc_id) else None)
+            doc = self._docs.get(doc_id) or (self._read_doc(doc_id) if _ID_RE.fullmatch(doc_id) else None)
             if doc is not None:
                 order.append(doc_id)
                 docs[doc_id] = doc
@@ -199,6 +245,19 @@ class DocumentStore:
             self._doc_path(doc_id).unlink(missing_ok=True)
             self._index_stamp = self._stamp()
             return True
+
+    def remove_unreadable(self) -> list[str]:
+        """Delete the document files that could not be read (``unreadable``); returns their ids."""
+        with self._mutex, self._lock:
+            removed = list(self.unreadable)
+            for doc_id in removed:
+                self._doc_path(doc_id).unlink(missing_ok=True)
+            self.unreadable.clear()
+            self._index_stamp = None
+            self._refresh()
+            self._write_index([_summary(self._docs[i]) for i in self._order])
+            self._index_stamp = self._stamp()
+        return removed
 
     def clear(self) -> int:
         """Remove every document; returns how many were removed."""

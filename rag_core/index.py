@@ -333,6 +333,7 @@ class Index(Navigation):
         report = IngestReport(self.name, documents=len(docs))
         indexed = self._current().manifest.get("documents", {})
         entries: list[tuple[Document, list[Chunk]]] = []
+        per_doc, per_ingest, total = self.settings.max_chunks_per_document, self.settings.max_chunks_per_ingest, 0
         for doc in docs:
             if not isinstance(doc, Document):
                 raise ValueError(f"ingest takes Document objects, got {type(doc).__name__}")
@@ -344,6 +345,16 @@ class Index(Navigation):
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)
                 continue
+            if len(chunks) > per_doc:  # the limits bound what one upload can make the machine embed
+                report.errors[doc.name] = (f"{len(chunks):,} chunks, over the limit of {per_doc:,} per document "
+                                           "(RAG_MAX_CHUNKS_PER_DOCUMENT); split the file or raise max tokens")
+                continue
+            if total + len(chunks) > per_ingest:
+                report.errors[doc.name] = (f"not indexed: this batch already holds {total:,} chunks and the limit "
+                                           f"per ingest is {per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST); index it "
+                                           "in another batch")
+                continue
+            total += len(chunks)
             unique = _first_by_id(chunks)
             if len(unique) != len(chunks):
                 repeats = len(chunks) - len(unique)
@@ -358,6 +369,9 @@ class Index(Navigation):
     def add_chunks(self, docs: Sequence[Document], chunks: Sequence[Chunk], progress: Progress | None = None,
                    ) -> IngestReport:
         """Index pre-chunked input (e.g. a BEIR corpus with one chunk per document), replacing those documents."""
+        if len(chunks) > self.settings.max_chunks_per_ingest:
+            raise ValueError(f"{len(chunks):,} chunks in one batch; the limit per ingest is "
+                             f"{self.settings.max_chunks_per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST)")
         started = time.perf_counter()
         report = IngestReport(self.name, documents=len(docs))
         by_doc: dict[str, list[Chunk]] = {doc.id: [] for doc in docs}

@@ -1,7 +1,8 @@
 """Renderers for the Chunk Explorer: highlighted source, chunk table, size histogram, treemap, A/B comparison.
 
 Pure functions of chunks and documents (no Streamlit calls), so they are unit-tested directly. Every piece of
-document text that ends up in HTML goes through ``html.escape``: documents may hold ``<script>``.
+document text that ends up in HTML goes through ``html.escape``: documents may hold ``<script>``; chart labels and
+hovers go through ``plot_text`` (Plotly draws ``<a href>`` in them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_core.types import Chunk
+from ui.text import plot_text
 
 # Pastel colours, distinguishable side by side; chunks cycle through them in document order.
 PALETTE = ("#cde7ff", "#ffe1b3", "#d4f5d0", "#f8d0e6", "#e3dcff", "#fff3a8", "#c9f1ef", "#ffd6cc")
@@ -171,8 +173,9 @@ def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
         labels.append(label)
         values.append(c.tokens if c.granularity == "paragraph" else 0)
         hover.append(f"{c.granularity} · {c.tokens} tokens · {c.heading or '(top)'}")
-    figure = go.Figure(go.Treemap(ids=node_ids, labels=labels, parents=parents, values=values,
-                                  branchvalues="remainder", hovertext=hover, hoverinfo="text"))
+    figure = go.Figure(go.Treemap(ids=node_ids, labels=[plot_text(label) for label in labels], parents=parents,
+                                  values=values, branchvalues="remainder",
+                                  hovertext=[plot_text(text) for text in hover], hoverinfo="text"))
     figure.update_layout(height=460, margin={"l": 0, "r": 0, "t": 10, "b": 0})
     return figure
 

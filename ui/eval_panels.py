@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig
 from ui import state
+from ui.text import md_inert
 
 BUNDLE_KEY = "eval_bundle_summary"
 FLASH_KEY = "cfg_flash"  # a message kept across the rerun that redraws the list after a change
@@ -86,9 +87,9 @@ def config_panel() -> None:
 def import_message(summary: dict) -> str:
     """What a bundle import restored, in words."""
     configs = ", ".join(f"'{name}'" for name in summary["configs"]) or "none"
-    return (f"Imported run {summary['run_id']} ({summary['questions']} questions, {summary['agent_traces']} agent "
-            f"traces); configurations: {configs}; documents: {summary['documents_added']} new of "
-            f"{summary['documents']}. It is listed in the Results tab.")
+    return md_inert(f"Imported run {summary['run_id']} ({summary['questions']} questions, {summary['agent_traces']} "
+                    f"agent traces); configurations: {configs}; documents: {summary['documents_added']} new of "
+                    f"{summary['documents']}. It is listed in the Results tab.")
 
 
 def bundle_panel(results) -> None:
@@ -130,7 +131,7 @@ def bundle_panel(results) -> None:
         return
     st.caption(f"{len(bundle.configs)} configuration(s) · {len(bundle.question_set.questions)} questions · "
                f"{len(bundle.documents)} documents included, {len(bundle.document_names)} named · "
-               f"{len(bundle.agent_traces)} agent traces · strategies {', '.join(bundle.run.strategies)}")
+               f"{len(bundle.agent_traces)} agent traces · strategies {md_inert(', '.join(bundle.run.strategies))}")
     c1, c2 = st.columns(2)
     if c1.button("Import bundle", key="bundle_import"):
         summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
@@ -150,6 +151,6 @@ def bundle_panel(results) -> None:
             left.dataframe(leaderboard(bundle.run), hide_index=True)
             right.dataframe(leaderboard(replayed), hide_index=True)
     for trace in bundle.agent_traces:
-        with st.expander(f"Agent trace · {trace['question_id']} · {trace['question'][:80]}"):
+        with st.expander(md_inert(f"Agent trace · {trace['question_id']} · {trace['question'][:80]}")):
             st.text(trace.get("answer", ""))
             st.json(trace.get("trace", {}), expanded=False)

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.errors import RagError
+from ui.text import md_escape, md_inert
 
 log = logging.getLogger(__name__)
 
@@ -126,15 +127,15 @@ def guarded(action: Callable[[], Any], what: str) -> Any:
     try:
         return action()
     except RagError as e:
-        st.error(f"{what} failed: {e}")
+        st.error(f"{what} failed: {md_inert(e)}")
     except ValidationError as e:
-        st.error(f"{what}: {validation_message(e)}")
+        st.error(f"{what}: {md_inert(validation_message(e))}")
     except ValueError as e:
-        st.error(f"{what}: {e}")
+        st.error(f"{what}: {md_inert(e)}")
     except Exception as e:  # last resort: the user gets a message, the log gets the traceback
         log.exception("%s failed", what)
         st.error(
-            f"{what} failed unexpectedly ({type(e).__name__}: {e}). "
+            f"{what} failed unexpectedly ({type(e).__name__}: {md_inert(e)}). "
             "The app is still usable; details are in the server log."
         )
     return None
@@ -150,6 +151,6 @@ def config_badge(where=st.sidebar) -> None:
     )
     s = settings()
     if s.llm_configured:
-        where.caption(f"LLM: `{s.llm_model}` at {s.llm_base_url}")
+        where.caption(f"LLM: {md_escape(s.llm_model)} at {md_escape(s.llm_base_url)}")
     else:
         where.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")

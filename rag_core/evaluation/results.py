@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
+from rag_core.evaluation.schema import parse_run
 
 _TOLERANCE = 1e-9
 
@@ -28,6 +29,23 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _headline(data: Any, stem: str) -> dict[str, Any]:
+    """The list row of a stored run, read defensively: a malformed file is listed (so it can be deleted), with
+    status "unreadable", instead of breaking the pages that list runs."""
+    def text(value: Any, default: str = "") -> str:
+        return value[:300] if isinstance(value, str) else default
+
+    data = data if isinstance(data, dict) else {}
+    question_set = data.get("question_set") if isinstance(data.get("question_set"), dict) else {}
+    configs = data.get("configs") if isinstance(data.get("configs"), list) else []
+    strategies = data.get("strategies") if isinstance(data.get("strategies"), list) else []
+    records = data.get("records") if isinstance(data.get("records"), list) else []
+    return {"id": stem, "created": text(data.get("created")), "question_set": text(question_set.get("name")),
+            "configs": [text(c.get("name"), "?") for c in configs if isinstance(c, dict)],
+            "strategies": [text(s, "?") for s in strategies], "status": text(data.get("status"), "unreadable"),
+            "records": len(records), "label": text(data.get("label"))}
 
 
 def baseline_key(question_set: str, config: str, strategy: str) -> str:
@@ -60,9 +78,13 @@ class ResultsStore:
         if not path.is_file():
             raise ValueError(f"no stored evaluation run '{run_id}'")
         try:
-            return EvalRun.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             raise ValueError(f"stored evaluation run '{run_id}' is unreadable ({e}); delete it") from e
+        try:
+            return parse_run(data, f"stored evaluation run '{run_id}'")
+        except ValueError as e:
+            raise ValueError(f"{e}; delete it") from None
 
     def list(self) -> list[dict[str, Any]]:
         """Headlines of stored runs, newest first (unreadable files are skipped)."""
@@ -72,13 +94,9 @@ class ResultsStore:
         for path in self.runs_dir.glob("*.json"):
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 continue
-            rows.append({"id": data.get("id", path.stem), "created": data.get("created", ""),
-                         "question_set": data.get("question_set", {}).get("name", ""),
-                         "configs": [c.get("name") for c in data.get("configs", [])],
-                         "strategies": data.get("strategies", []), "status": data.get("status", ""),
-                         "records": len(data.get("records", [])), "label": data.get("label", "")})
+            rows.append(_headline(data, path.stem))
         return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
 
     def latest(self, count: int = 5) -> list[EvalRun]:

@@ -136,6 +136,16 @@ def slim(value: Any, limit: int = MAX_TRACE_TEXT) -> Any:
     return str(value)
 
 
+def check_counts(questions: int, configs: int, settings: Settings, what: str) -> None:
+    """Refuse more questions or configurations than ``settings`` allow, naming the setting that raises the limit."""
+    if questions > settings.max_questions:
+        raise ValueError(f"{what} holds {questions:,} questions; at most {settings.max_questions:,} are allowed "
+                         "(RAG_MAX_QUESTIONS)")
+    if configs > settings.max_eval_configs:
+        raise ValueError(f"{what} holds {configs} configurations; at most {settings.max_eval_configs} are allowed "
+                         "(RAG_MAX_EVAL_CONFIGS)")
+
+
 def run_id(question_set: QuestionSet, configs: Sequence[RAGConfig], strategies: Sequence[str]) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     digest = hashlib.sha256(
@@ -180,6 +190,7 @@ def run_evaluation(
         raise ValueError("pick at least one configuration")
     strategies = check_strategies(strategies)
     settings = settings or get_settings()
+    check_counts(len(question_set.questions), len(configs), settings, "the evaluation")
     index_factory = index_factory or _default_index_factory(question_set, settings, progress)
     execute = execute or default_execute
     run = EvalRun(id=run_id(question_set, configs, strategies), created=datetime.now(UTC).isoformat(timespec="seconds"),

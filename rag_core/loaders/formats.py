@@ -210,8 +210,9 @@ def convert_docx(name: str, data: bytes) -> Converted:
 # ---------------------------------------------------------------------------------------------------- CSV
 
 
-def convert_csv(name: str, text: str, delimiter: str | None = None) -> Converted:
-    """A Markdown table with the first row as header; ragged rows padded and reported."""
+def convert_csv(name: str, text: str, delimiter: str | None = None, max_rows: int | None = None) -> Converted:
+    """A Markdown table with the first row as header; ragged rows padded and reported; rows past ``max_rows``
+    cut, with a warning saying so (each row becomes chunks to embed: an unbounded file was minutes of work)."""
     sample = text[:16384]
     if delimiter is None:
         try:
@@ -225,10 +226,15 @@ def convert_csv(name: str, text: str, delimiter: str | None = None) -> Converted
     rows = [r for r in rows if any(c.strip() for c in r)]
     if not rows:
         raise LoadError(f"{name}: the CSV has no rows.")
+    cut = []
+    if max_rows is not None and len(rows) - 1 > max_rows:
+        cut = [f"only the first {max_rows:,} of {len(rows) - 1:,} rows were loaded (limit RAG_MAX_CSV_ROWS); "
+               "split the file to load the rest"]
+        rows = rows[: max_rows + 1]
     width = max(len(r) for r in rows)
     long_rows = sum(1 for r in rows[1:] if len(r) > len(rows[0]))
     table, padded = markdown_table(rows)
-    warnings = []
+    warnings = list(cut)
     if padded:
         warnings.append(f"{padded} ragged CSV rows padded")
     if long_rows:

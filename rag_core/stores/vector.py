@@ -22,12 +22,13 @@ from rag_core.types import CHUNK_TYPES, Chunk
 _log = logging.getLogger(__name__)
 
 # Chroma's collection-name rule: 3-63 chars of [a-zA-Z0-9._-], starting and ending alphanumeric.
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
+# Used with fullmatch: "^...$" let a name ending in "\n" through, which Chroma then refused.
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]")
 
 
 def check_collection_name(name: str) -> str:
     """``name`` if it is a valid collection name, else a ``ValueError`` saying what is allowed."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or ".." in name:
         raise ValueError(
             f"invalid collection name {name!r}: use 3-63 characters of letters, digits, '.', '_' or '-', "
             "starting and ending with a letter or digit"

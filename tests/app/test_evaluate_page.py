@@ -268,6 +268,7 @@ def test_bundle_import_says_what_it_restored_in_words(docs, data_dir):
 
     run = _hand_run("run-1", 0.8)
     run.configs = [HASH_CONFIG.model_dump()]
+    run.records = [{**r, "config": HASH_CONFIG.name} for r in run.records]  # a bundle's records are its configs'
     data = export_bundle(run, docs.list(), include_documents=True, trace_question_ids=[])
     at = _app().run()
     at.file_uploader(key="bundle_upload").set_value(("bundle.json", data.encode(), "application/json")).run()

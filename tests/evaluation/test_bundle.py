@@ -9,6 +9,7 @@ from rag_core.documents import DocumentStore
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, run_evaluation
+from rag_core.loaders import document_id
 from rag_core.types import Document
 
 DOC = Document(id="0123456789abcdef", name="guide.md", doc_type="markdown", size=30, created="2026-01-01",
@@ -47,7 +48,7 @@ def test_export_read_import_replay(tmp_path, tiny_run, fakes):
 
     again = replay(bundle, settings=Settings(data_dir=other), index_factory=lambda c: index,
                    execute=fakes.ScriptedExecutor(SCRIPT))
-    assert index.ingested == ["0123456789abcdef"]
+    assert index.ingested == [document_id("guide.md", DOC.text.encode())]  # recomputed, never the planted id
     def quality(run):  # latency differs from run to run; everything measured about answers must not
         return [{k: v for k, v in row.items() if k != "latency_ms_p50"} for row in run.summary]
 
@@ -95,7 +96,7 @@ def test_named_documents_must_exist_locally(tmp_path, tiny_run):
         (b"not json", "not a bundle \\(invalid JSON"),
         (b'{"format": "other"}', "not an Agentic RAG Studio bundle"),
         (b'{"format": "agentic-rag-studio/bundle", "version": 9}', "bundle version 9 is not supported"),
-        (b'{"format": "agentic-rag-studio/bundle", "version": 1, "configs": []}', "the bundle lacks 'question_set'"),
+        (b'{"format": "agentic-rag-studio/bundle", "version": 1, "configs": []}', "question_set: Field required"),
     ],
 )
 def test_bad_bundles(data, message):
@@ -110,8 +111,76 @@ def test_invalid_config_in_bundle_names_the_field(tiny_run):
         read_bundle(json.dumps(payload), source="b.json")
 
 
-def test_malformed_document_ids_are_refused(tiny_run):
+def test_bundled_documents_get_ids_from_their_content_and_upload_names(tiny_run, tmp_path):
+    """A planted id made a later genuine upload count as "already stored", so the attacker's text was indexed."""
+    from rag_core.loaders import load_bytes
+
+    genuine = load_bytes("configuration.md", b"# Configuration\n\nThe port is 8443.\n")
     payload = json.loads(export_bundle(tiny_run, [DOC]))
-    payload["documents"][0]["id"] = "../../etc"
-    with pytest.raises(ValueError, match="malformed ids .*: guide.md"):
+    payload["documents"][0].update(id=genuine.id, name="../../evil\nname.md", text="POISONED: the port is 1.")
+    bundle = read_bundle(json.dumps(payload), source="b.json")
+    [doc] = bundle.documents
+    assert doc.name == "evilname.md"  # cleaned like an upload's name
+    assert doc.id == document_id("evilname.md", b"POISONED: the port is 1.") != genuine.id
+    import_bundle(bundle, tmp_path)
+    store = DocumentStore(tmp_path)
+    assert store.add(genuine)[1] is True and store.get(genuine.id).text == genuine.text
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    (("results", "question_set"), "oops", "results is malformed: question_set"),
+    (("documents", 0, "metadata", "warnings"), 5, r"documents\[0\] is malformed: metadata.warnings"),
+    (("results", "records", 0, "metrics"), "x", "records.0.metrics"),
+    (("results", "records", 0, "config"), "other", "records\\[0\\] is for configuration 'other'"),
+    (("results", "id"), "../x", "results is malformed: id"),
+    (("question_set", "questions", 0, "intent"), "evil", "question_set is malformed"),
+    (("agent_traces", 0, "question"), ["x"], "agent_traces"),
+    (("documents", 0, "text"), "   ", "is empty"),
+])
+def test_crafted_bundles_are_refused_with_the_part_named(tiny_run, path, value, message):
+    payload = json.loads(export_bundle(tiny_run, [DOC], trace_question_ids=["q1"]))
+    target = payload
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ValueError, match=message):
         read_bundle(json.dumps(payload), source="b.json")
+
+
+def test_bundle_counts_are_capped_by_settings(tiny_run, tmp_path):
+    from rag_core.config import Settings
+
+    payload = json.loads(export_bundle(tiny_run, [DOC]))
+    many = [{**payload["question_set"]["questions"][0], "id": f"q{i}"} for i in range(4)]
+    payload["question_set"]["questions"] = many
+    with pytest.raises(ValueError, match=r"4 questions; at most 3 are allowed \(RAG_MAX_QUESTIONS\)"):
+        read_bundle(json.dumps(payload), settings=Settings(data_dir=tmp_path, max_questions=3))
+    other = Document(id="fedcba9876543210", name="other.md", doc_type="markdown", size=5, created="", text="other")
+    payload = json.loads(export_bundle(tiny_run, [DOC, other]))
+    with pytest.raises(ValueError, match=r"2 documents; at most 1 are allowed \(RAG_MAX_BUNDLE_DOCUMENTS\)"):
+        read_bundle(json.dumps(payload), settings=Settings(data_dir=tmp_path, max_bundle_documents=1))
+    with pytest.raises(ValueError, match="NaN is not a number JSON allows"):
+        read_bundle(json.dumps(payload).replace('"elapsed_s": ', '"elapsed_s": NaN, "x": '))
+
+
+def test_import_is_all_or_nothing(tiny_run, tmp_path, monkeypatch):
+    bundle = read_bundle(export_bundle(tiny_run, [DOC]))
+
+    def fail(self, run):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(ResultsStore, "save", fail)
+    with pytest.raises(OSError, match="disk full"):
+        import_bundle(bundle, tmp_path)
+    assert ConfigStore(tmp_path).list() == [] and DocumentStore(tmp_path).list() == []
+
+
+def test_imported_configuration_names_keep_the_name_rule(tiny_run, tmp_path):
+    long_name = "n" * 80
+    run = EvalRun.from_dict({**tiny_run.to_dict(), "configs": [{**tiny_run.configs[0], "name": long_name}],
+                             "records": [{**r, "config": long_name} for r in tiny_run.records]})
+    ConfigStore(tmp_path).save(RAGConfig(name=long_name, retrieval={"strategy": "keyword"}))
+    summary = import_bundle(read_bundle(export_bundle(run, [DOC])), tmp_path)
+    [name] = summary["configs"]
+    assert len(name) <= 80 and name.endswith("-imported")
+    assert ConfigStore(tmp_path).load(name).name == name  # `config show` accepts what the import saved

@@ -47,7 +47,7 @@ def test_hot_filter_matches_where_semantics():
 
 def test_collection_names():
     assert check_collection_name("docs-1a2b3c") == "docs-1a2b3c"
-    for bad in ["ab", "-docs", "docs/../x", "a..b", "x" * 64, "naïve"]:
+    for bad in ["ab", "-docs", "docs/../x", "a..b", "x" * 64, "naïve", "docs-1\n", "docs-1\n\n"]:  # \n: Chroma refuses
         with pytest.raises(ValueError, match="invalid collection name"):
             check_collection_name(bad)
 

@@ -157,9 +157,12 @@ class LLMPolicy:
         self.pending.clear()
         self.ignored, self._forced, self._searched_for_model, self._raw = 0, "", False, {}
         self.messages = [{"role": "system", "content": system_prompt(run)}]
-        for turn in run.state.turns[-3:]:
+        from rag_core.agent.tools import untrusted_text
+
+        for turn in run.state.turns[-3:]:  # earlier answers quote documents: wrapped as untrusted too
             self.messages.append({"role": "user", "content": turn.question})
-            self.messages.append({"role": "assistant", "content": turn.answer})
+            answer = untrusted_text(turn.answer, 'source="earlier answer"')
+            self.messages.append({"role": "assistant", "content": answer})
         self._question_at = len(self.messages)
         question = run.question
         if run.context.hits:

@@ -1,0 +1,62 @@
+"""Stored data of the wrong shape (a crafted bundle imported by an older version, a hand-edited file) is reported
+on the page that lists it and can be deleted there; no page breaks on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from rag_core.config import EmbeddingConfig, RAGConfig
+from rag_core.documents import DocumentStore
+from rag_core.evaluation.results import ResultsStore
+from rag_core.loaders import load_bytes
+from tests.app.apptest_helpers import page_app
+
+PAGES = Path(__file__).resolve().parents[2] / "pages"
+HASH_CONFIG = RAGConfig(name="bad-data-test", embedding=EmbeddingConfig(embedder="hash"))
+BAD_RUN = {"id": "bad-run", "created": "2026-01-02T00:00:00+00:00", "question_set": "oops", "configs": [],
+           "strategies": ["hybrid", "agent"], "records": [], "status": "complete"}
+
+
+def _store_bad_run(data_dir: Path) -> Path:
+    path = ResultsStore(data_dir).runs_dir / "bad-run.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(BAD_RUN))
+    return path
+
+
+def test_home_lists_around_a_malformed_run(data_dir):
+    _store_bad_run(data_dir)
+    at = AppTest.from_file(str(PAGES / "home.py"), default_timeout=60).run()
+    assert not at.exception
+    assert any("stored evaluation run 'bad-run' is malformed: question_set" in e.value for e in at.error)
+
+
+def test_evaluate_reports_a_malformed_run_and_deletes_it(data_dir):
+    path = _store_bad_run(data_dir)
+    at = page_app(str(PAGES / "evaluate.py"), HASH_CONFIG)
+    at.run()
+    assert not at.exception
+    assert any("is malformed: question_set" in e.value and "delete it" in e.value for e in at.error)
+    at.button(key="eval_delete_run").click().run()
+    assert not at.exception and not path.exists()
+
+
+def test_documents_reports_a_malformed_document_and_removes_it(data_dir):
+    store = DocumentStore(data_dir)
+    good = load_bytes("good.md", b"# Good\n\nFine text.\n")
+    bad = load_bytes("bad.md", b"# Bad\n\nIts metadata is broken below.\n")
+    store.add_many([good, bad])
+    path = store.root / f"{bad.id}.json"
+    path.write_text(json.dumps({**bad.to_dict(), "metadata": {"warnings": 5}}))
+    at = page_app(str(PAGES / "documents.py"), HASH_CONFIG)
+    at.run()
+    assert not at.exception
+    assert at.dataframe[0].value["name"].tolist() == ["good.md"]
+    assert any("1 stored document file(s) could not be read" in w.value and "metadata.warnings" in w.value
+               for w in at.warning)
+    at.button(key="documents_remove_unreadable").click().run()
+    assert not at.exception and not path.exists()
+    assert not [w for w in at.warning if "could not be read" in w.value]
