@@ -15,7 +15,8 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
-HASH_CONFIG = RAGConfig(name="agent-test", embedding=EmbeddingConfig(embedder="hash"))
+# auto: the page tests also drive the LLM router through it
+HASH_CONFIG = RAGConfig(name="agent-test", embedding=EmbeddingConfig(embedder="hash"), retrieval={"strategy": "auto"})
 
 GUIDE = """# Wrenfall guide
 
@@ -144,7 +145,7 @@ def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
     assert not at.exception
     result = at.session_state["agent_chat"][0][1]
     assert result.policy == "llm-answer" and result.grounded and result.citations
-    assert f"press Rotate [{result.citations[0]}]." in _markdown(at)
+    assert f"press Rotate \\[{result.citations[0]}\\]." in _markdown(at)
     assert not any("Ungrounded" in w.value for w in at.warning)
     # llama.cpp answers under its own alias whatever model is asked for: the page says so
     assert any("answered as model 'smollm2', not 'scripted-model'" in i.value.replace("\\", "") for i in at.info)
@@ -327,4 +328,4 @@ def test_model_answer_fetches_no_image(indexed, monkeypatch):
         at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
     shown = _markdown(at)
-    assert "![x](" not in shown and "[image: x `https://attacker.example/leak?q=key`]" in shown
+    assert "![x](" not in shown and "\\[image: x\\] ` https://attacker.example/leak?q=key `" in shown

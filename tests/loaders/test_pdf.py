@@ -86,7 +86,7 @@ def test_running_headers_footers_and_page_numbers_are_dropped_and_pages_kept(mak
     assert "ACME" not in doc.text and "Confidential" not in doc.text
     assert page_of(doc.metadata, doc.text.index("Gamma")) == 3
     paragraphs = chunk_document(doc, ChunkingConfig(), "paragraph")
-    assert [c.metadata["pages"] for c in paragraphs] == [[1], [2], [3]]
+    assert [c.metadata["pages"] for c in paragraphs] == [[1, 2, 3]]  # one passage over three short pages
 
 
 def test_paragraphs_from_line_spacing_and_hyphenation_joined(make_layout_pdf):
