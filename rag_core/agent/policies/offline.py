@@ -35,7 +35,7 @@ ZOOM_OUT_TOKENS = 24
 # How many top hits of a search may be zoomed into or out of.
 ZOOM_TOP = 2
 # Results of the first (paragraph) search of the question: enough to fill the budget; and of each part's search.
-FIRST_RESULTS = 10
+FIRST_RESULTS = 20
 # While working, the context may hold this many times its budget; the final context is the best within the budget.
 GATHER_FACTOR = 3
 PART_RESULTS = 3
