@@ -172,10 +172,13 @@ class Retriever:
     def _with_sections(self, query: str, fused: list[Fused], chunks: dict[str, Chunk], filters: Filters,
                        exclude: list[str], config: RetrievalConfig) -> list[Fused]:
         """Passages ranked with their section: each passage also gets the fused score of its best-ranked enclosing
-        section (hybrid search over sections, times ``section_weight``), and the passages of the top sections join
-        the candidates. A section's vector and BM25 text cover all of it, so the section that answers is
+        section or document part (hybrid search over both, times ``section_weight``), and the passages of the top
+        ones join the candidates. A section's vector and BM25 text cover all of it, so the section that answers is
         often found where no single passage of it ranks well (bench docsqa)."""
-        section_filters = Filters(granularity=["section"], chunk_types=filters.chunk_types, doc_ids=filters.doc_ids)
+        # Document parts count as the container of passages outside any section (a CSV's table, text before the
+        # first heading), so that no passage is left without the signal.
+        section_filters = Filters(granularity=["section", "document"], chunk_types=filters.chunk_types,
+                                  doc_ids=filters.doc_ids)
         sections = rrf_fuse({
             "vector": [(c.id, s) for c, s in self.index.vector_search(query, SECTION_DEPTH, section_filters)],
             "keyword": [(c.id, s) for c, s in self.index.keyword_search(query, SECTION_DEPTH, section_filters)],
@@ -200,7 +203,7 @@ class Retriever:
         return sorted(by_id.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.id))
 
     def _passages_in(self, section_id: str) -> list[Chunk]:
-        """The paragraph-level chunks inside a section, best enclosing first (children, then their children)."""
+        """The paragraph-level chunks inside a section or document part (children, then their children)."""
         found: list[Chunk] = []
         pending = [section_id]
         seen: set[str] = set()
@@ -211,7 +214,7 @@ class Retriever:
             for child in children:
                 if child.granularity == "paragraph":
                     found.append(child)
-                elif child.granularity == "section":
+                elif child.granularity in ("section", "document"):
                     pending.extend(child.child_ids)
             if not pending:
                 break
