@@ -32,7 +32,7 @@ def test_generator_streams_steps_then_result(fake_index, fake_retriever):
     assert [s.tool for s in result.steps] == ["search", "done"]
     search, done = result.steps
     assert (search.granularity, search.route, search.confidence, search.threshold) == ("paragraph", "keyword", 1.0, 0.7)
-    assert (search.args["strategy"], search.args["widen"], search.args["max_results"]) == ("hybrid", False, 10)
+    assert (search.args["strategy"], search.args["widen"], search.args["max_results"]) == ("hybrid", False, 20)
     assert search.hits[0]["chunk_id"] == "auth-p1" and search.added == ["auth-p1"]
     assert result.answer.startswith(EXTRACTIVE_NOTE)
     assert "`wren keys rotate --name KEY`" in result.answer and result.citations == ["auth-p1"]
