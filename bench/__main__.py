@@ -6,7 +6,8 @@ import importlib
 import sys
 import time
 
-BENCHMARKS = ("chunkers", "embeddings", "scifact", "latency", "golden", "agent", "docsqa", "load", "pdfstructure")
+BENCHMARKS = ("chunkers", "embeddings", "ingest", "scifact", "latency", "golden", "agent", "docsqa", "load",
+              "pdfstructure")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -155,3 +155,24 @@ def test_auto_escalates_an_unconfident_single_retriever_to_hybrid(fake_index):
 def test_bad_queries_are_refused_before_any_search(fake_index, query, message):
     with pytest.raises(ValueError, match=message):
         _retriever(fake_index).retrieve(query)
+
+
+def test_passages_are_ranked_with_their_section(make_index, make_chunk):
+    """A section that matches as a whole lifts its passages, and brings in a passage no search ranked."""
+    section = make_chunk("s-retry", "Retry policy: backoff, jitter, attempts and the retry budget of workers.",
+                         granularity="section", start=0, end=300, heading_path=["Retry policy"])
+    first = make_chunk("p-backoff", "Backoff doubles the wait after each failed attempt.", start=0,
+                       heading_path=["Retry policy"], parent_id="s-retry")
+    second = make_chunk("p-budget", "Workers stop once the budget is spent.", start=150, heading_path=["Retry policy"],
+                        parent_id="s-retry")
+    section.child_ids = ["p-backoff", "p-budget"]
+    other = make_chunk("p-other", "Each failed attempt of the retry is logged with its policy.", doc_id="d2",
+                       heading_path=["Logging"])
+    index = make_index([section, first, second, other])
+    query = "retry policy jitter backoff attempts budget"
+    plain = _retriever(index, section_weight=0.0, initial_k=2, max_iterations=1).retrieve(query)
+    ranked = _retriever(index, initial_k=2, max_iterations=1).retrieve(query)
+    assert "p-budget" not in [h.chunk.id for h in plain.hits] and "p-other" in [h.chunk.id for h in plain.hits]
+    assert {h.chunk.id for h in ranked.hits} == {"p-backoff", "p-budget"}
+    assert all(h.ranks.get("section") == 1 for h in ranked.hits)
+    assert all(h.chunk.granularity == "paragraph" for h in ranked.hits)
