@@ -21,7 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.results_file import publish
+try:
+    from bench.results_file import publish
+except ImportError:  # run as a script from a baseline checkout (see --baseline)
+    publish = None
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 CORPORA = {"pydantic": SHARED / "corpora" / "pydantic_docs", "fastapi": SHARED / "corpora" / "fastapi_docs"}
@@ -77,10 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = [("this checkout", measure(args.corpus, args.embedder))]
     if args.baseline:
-        env = {**os.environ, "PYTHONPATH": f"{args.baseline.resolve()}{os.pathsep}{Path(__file__).parent.parent}"}
-        out = subprocess.run([sys.executable, "-c", "import sys; from bench.ingest import main; "
-                              f"sys.exit(main(['--json', '--corpus', '{args.corpus}', '--embedder', "
-                              f"'{args.embedder}']))"], env=env, capture_output=True, text=True, check=True)
+        # This file run as a script from the baseline checkout, so that its rag_core is the one imported.
+        baseline = args.baseline.resolve()
+        env = {**os.environ, "PYTHONPATH": str(baseline)}
+        out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--json", "--corpus", args.corpus,
+                              "--embedder", args.embedder], env=env, cwd=baseline, capture_output=True, text=True,
+                             check=True)
         rows.append((f"baseline ({args.baseline.name})", json.loads(out.stdout.strip().splitlines()[-1])))
     lines = [f"Ingest of the {args.corpus} docs (`../shared/corpora`) into a fresh data folder, no embedding cache, "
              f"embedder {args.embedder}, 2 cores, load average {os.getloadavg()[0]:.1f}. Command: `python -m bench "
