@@ -22,7 +22,7 @@ from typing import Any
 from filelock import FileLock
 
 from rag_core.loaders import document_id, load_many
-from rag_core.loaders.archives import expand_archives
+from rag_core.loaders.archives import expand_archives, is_folder_archive
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)
@@ -271,14 +271,19 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     ``"replace"`` (a new version: the old one is removed from the store, as ``Index.ingest`` does in the index),
     ``"keep_both"`` (stored as ``name (2).ext``), ``"skip"``, or ``"ask"``: not stored, returned in
     ``report.conflicts`` for ``resolve_conflicts``. ``replace_same_name=False`` stores same-named files side by
-    side. ``keep_folders`` (the default) keeps relative paths in names (folder and ZIP uploads), so
-    ``guide/index.md`` and ``config/index.md`` are two documents.
+    side. ``keep_folders`` (the default) keeps relative paths in names (a folder upload), so ``guide/index.md``
+    and ``config/index.md`` are two documents; a ZIP's members always keep theirs.
     """
     if on_conflict not in ON_CONFLICT:
         raise ValueError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}, got {on_conflict!r}")
-    items, archive_errors = expand_archives(items, max_member_bytes=max_bytes)
-    docs, errors = load_many(items, max_bytes=max_bytes, progress=progress, keep_folders=keep_folders)
-    report = AddReport(errors=[*archive_errors, *errors])
+    items = list(items)
+    archives = [i for i in items if isinstance(i, tuple) and is_folder_archive(bytes(i[1]))]
+    members, archive_errors = expand_archives(archives, max_member_bytes=max_bytes)
+    docs, errors = load_many([i for i in items if not any(i is a for a in archives)], max_bytes=max_bytes,
+                             progress=progress, keep_folders=keep_folders)
+    member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
+    docs += member_docs
+    report = AddReport(errors=[*archive_errors, *errors, *member_errors])
     if not replace_same_name:
         return _store_new(store, docs, report)
     latest = {doc.name: doc for doc in store.list()}
