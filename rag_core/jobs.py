@@ -63,7 +63,7 @@ class JobStatus:
     title: str
     collection: str
     state: str = "queued"
-    created: str = field(default_factory=_now)
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat())  # µs: orders the jobs
     started: str = ""
     finished: str = ""
     message: str = ""
