@@ -271,7 +271,7 @@ class JobRunner:
     def _execute(self, work: _Work) -> None:
         status = work.status
         if work.cancel.is_set():
-            status.state, status.message = "cancelled", "Cancelled before it started."
+            state, message = "cancelled", "Cancelled before it started."
             for f in status.files:
                 f.state = "cancelled"
         else:
@@ -280,16 +280,15 @@ class JobRunner:
             self._save(work)
             try:
                 work.run(work)
-                if status.state == "running":
-                    status.state = "done"
+                state, message = "done", status.message
             except Cancelled:
-                status.state, status.message = "cancelled", "Cancelled; the index keeps what was finished before."
+                state, message = "cancelled", "Cancelled; the index keeps what was finished before."
             except Exception as e:  # noqa: BLE001 - the job records why; the app keeps running
                 log.exception("job %s failed", status.id)
-                status.state, status.message = "failed", f"{type(e).__name__}: {e}"
-        status.finished = _now()
-        self._save(work)
-        with self._mutex:  # finished: readers go to the file from now on
+                state, message = "failed", f"{type(e).__name__}: {e}"
+        with self._mutex:  # finished in one step: readers see the final status, then the file
+            status.state, status.message, status.finished = state, message, _now()
+            self._save(work)
             self._work.pop(status.id, None)
 
     def _prune(self) -> None:
