@@ -168,7 +168,7 @@ def test_upload_hostile_and_explore(app_url, page, tmp_path):
     binary = tmp_path / "fake.md"
     binary.write_bytes(bytes(range(256)) * 8)
     _open(page, app_url, "Documents")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(hostile), str(binary)])
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files([str(hostile), str(binary)])
     _settle(page, 180_000)
     # the good file loads, the binary one gets a clear message
     body = page.inner_text("body")
