@@ -77,8 +77,8 @@ def use_settings(chunking: ChunkingConfig) -> None:
     docs = state.document_store().list()
     title = (f"Re-indexing {len(docs)} document(s): {chunking.strategy} {chunking.max_tokens} tok, "
              f"overlap {chunking.overlap}")
-    jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
-    st.session_state[APPLIED_KEY] = title
+    job = jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
+    st.session_state[APPLIED_KEY] = (title, job.id)
 
 
 st.title("Chunk Explorer")
@@ -136,9 +136,14 @@ with st.sidebar:
         st.rerun()
     if tuned == defaults:
         st.caption("These are the active configuration's chunking settings.")
-if st.session_state.get(APPLIED_KEY):
-    st.success(f"Saved into the active configuration `{md_escape(state.active_config().name)}`; "
-               f"{md_escape(st.session_state.pop(APPLIED_KEY))} runs in the background (see the sidebar).")
+if st.session_state.get(APPLIED_KEY) and tuned == defaults:  # shown until the sliders move on
+    applied_title, applied_job = st.session_state[APPLIED_KEY]
+    with st.expander(f"Saved into the active configuration `{state.active_config().name}`", expanded=True):
+        st.success(f"Saved into the active configuration `{md_escape(state.active_config().name)}`; "
+                   f"{md_escape(applied_title)} runs in the background (also shown in the sidebar).")
+        jobs.job_details(applied_job)
+elif tuned != defaults:
+    st.session_state.pop(APPLIED_KEY, None)
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:

@@ -131,6 +131,43 @@ def test_a_same_name_upload_waits_for_a_decision(served, page, tmp_path):
     assert _names(data_dir) == ["docs/config/index.md", "docs/guide/index (2).md", "docs/guide/index.md"]
 
 
+def _slider(page, label: str):
+    sliders = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text=label)
+    return sliders.first.locator('input[type="range"]')
+
+
+def test_explorer_sliders_at_their_extremes_then_use_these_settings(served, page):
+    url, data_dir = served
+    _open(page, url, "Chunk Explorer")
+    for label, key in (("Max tokens", "End"), ("Overlap", "End"), ("Max tokens", "Home"), ("Overlap", "Home"),
+                       ("Overlap", "End"), ("Max tokens", "End"), ("Max tokens", "Home")):
+        thumb = _slider(page, label)
+        thumb.focus()
+        thumb.press(key)
+        _settle(page)
+        body = page.inner_text("body")
+        assert "must be smaller than" not in body, (label, key)
+        assert "chunks at paragraph granularity" in body, (label, key)  # the page is still there
+        _check_clean(page, "explorer_slider_extremes")
+    assert _slider(page, "Overlap").get_attribute("value") == "16"  # half of 32
+    thumb = _slider(page, "Max tokens")  # 32 → 128
+    thumb.focus()
+    for _ in range(3):
+        thumb.press("ArrowRight")
+    _settle(page)
+    jobs_before = len(_jobs(data_dir))
+    page.get_by_role("button", name="Use these settings").click()
+    _settle(page)
+    assert "Saved into the active configuration" in page.inner_text("body")
+    job = _wait_jobs_done(data_dir)
+    assert len(_jobs(data_dir)) == jobs_before + 1 and job["kind"] == "reindex" and job["state"] == "done"
+    assert job["settings"]["max_tokens"] == 128
+    page.wait_for_function("() => document.body.innerText.includes('Last job:')", timeout=30_000)
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "structure 128 tok" in sidebar and "built with structure 128 tok, overlap 16" in sidebar, sidebar
+    _check_clean(page, "explorer_applied")
+
+
 def test_ingest_goes_on_while_visiting_other_pages(served, page, tmp_path):
     url, data_dir = served
     paths = _big_docs(tmp_path / "big", "alpha")
