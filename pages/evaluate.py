@@ -74,6 +74,9 @@ def pick_configs(label: str, key: str, multi: bool = True) -> list[RAGConfig]:
     return configs
 
 
+DEMO_STRATEGIES = ("vector", "keyword", "hybrid", "agent")
+
+
 def execute(question_set, configs, strategies, label: str = ""):
     """Run with a progress bar and a Cancel button; the run is stored however it ends."""
     store = results_store()
@@ -185,8 +188,11 @@ question_set = pick_question_set()
 if question_set:
     st.caption(f"**{question_set.name}**: {len(question_set.questions)} questions · intents: "
                f"{', '.join(question_set.intents()) or '—'}")
+# The guided demo's step 4 opens on the leaderboard: the newest run, or one started for it right away.
+leaderboard_now = bool(prefill.get("leaderboard"))
 run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
-    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"])
+    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"],
+    default="🏆 Results" if leaderboard_now else None)
 
 with run_tab:
     configs = pick_configs("Configurations", "eval_configs")
@@ -201,6 +207,11 @@ with run_tab:
 with results_tab:
     store = results_store()
     stored = store.list()
+    if leaderboard_now and question_set and not any(r["label"] != "sweep" for r in stored):
+        st.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
+                f"strategy on '{question_set.name}'.")
+        if execute(question_set, [state.active_config()], list(DEMO_STRATEGIES)) is not None:
+            stored = store.list()
     if not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
     else:

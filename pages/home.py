@@ -70,8 +70,9 @@ step(3, "One-shot RAG versus the agent",
      "Ask both", "demo_agent", "agent", question=question, compare=True)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
-     "and latency, per intent, with a regression banner against the saved baseline.",
-     "Open leaderboard", "demo_eval", "evaluate", question_set="golden")
+     "and latency, per intent, with a regression banner against the saved baseline. Opens on the latest "
+     "leaderboard (or runs one first when there is none).",
+     "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
     from rag_core.evaluation.charts import leaderboard
