@@ -187,7 +187,7 @@ elif view == "Integrity":
     columns[3].metric("Max tokens", max_tokens)
     st.dataframe([{"check": k, "count": n} for k, n in report["counts"].items()], hide_index=True)
     if report["violations"] or report["oversized"]:
-        st.dataframe(report["violations"] + report["oversized"], hide_index=True)
+        st.dataframe(chunk_view.findings_table(report["violations"] + report["oversized"]), hide_index=True)
     else:
         st.success("No structure violations: no code fence, table, list item, heading or sentence is cut.")
 else:

@@ -208,6 +208,12 @@ def test_summary_boundary_diff_and_table():
         {"offset": 4, "boundary in": "B only", "context": "cd ⟂ ef"},
         {"offset": 5, "boundary in": "A only", "context": "de ⟂ fg"},
     ]
+    # one cut is one row: a chunk ending before a blank line and the next starting after it are the same cut
+    text2 = "one two\n\nthree four\n\nfive"
+    a2 = [_chunk("x1", 0, 7, text2), _chunk("x2", 9, 19, text2), _chunk("x3", 21, 25, text2)]
+    b2 = [_chunk("y1", 0, 19, text2), _chunk("y2", 19, 25, text2)]
+    assert chunk_view.boundary_diff(text2, a2, b2, context=3).to_dict("records") == [
+        {"offset": 9, "boundary in": "A only", "context": "o⏎⏎ ⟂ thr"}]
     assert chunk_view.summary(a, 2) == {"chunks": 2, "mean tokens": 3.0, "min tokens": 3, "max tokens": 3,
                                         "violations": 2}
     assert chunk_view.summary([], 0)["max tokens"] == 0
@@ -300,3 +306,27 @@ def test_a_kept_document_deleted_meanwhile_falls_back_to_the_first(data_dir):
     at.switch_page("pages/chunk_explorer.py").run()
     assert not at.exception
     assert at.selectbox(key="explorer_doc").value == first.id
+
+
+def test_treemap_keeps_document_order_and_readable_plain_labels(guide_doc):
+    chunks = chunk_document(guide_doc, ChunkingConfig(), "all")
+    trace = chunk_view.treemap(chunks, "guide.md").data[0]
+    assert trace.sort is False  # Plotly's default sorts boxes by size, scrambling the document's order
+    by_id = {c.id: c for c in chunks}
+    starts = [by_id[node].start for node in trace.ids if node in by_id and by_id[node].granularity == "paragraph"]
+    assert starts == sorted(starts) and len(starts) > 3  # paragraphs in the order they are written
+    paragraphs = [label for label in trace.labels if label.startswith("¶ ")]
+    assert paragraphs[0].startswith("¶ The flow is: 1. Sign")
+    assert all("<" not in label for label in trace.labels)
+    assert any("‹script›alert('x')‹/script›" in label for label in trace.labels)
+
+
+def test_integrity_findings_list_each_span_once():
+    same = {"kind": "sentence_cut", "start": 10, "end": 40, "detail": "cut inside a sentence"}
+    findings = [{**same, "chunk_id": f"c{i}"} for i in range(5)] + [
+        {"kind": "over_max_tokens", "start": 50, "end": 90, "detail": "too long", "chunk_id": "c9"}]
+    table = chunk_view.findings_table(findings)
+    assert table.to_dict("records") == [
+        {"kind": "sentence_cut", "start": 10, "end": 40, "chunks": 5, "detail": "cut inside a sentence",
+         "first chunk": "c0"},
+        {"kind": "over_max_tokens", "start": 50, "end": 90, "chunks": 1, "detail": "too long", "first chunk": "c9"}]
