@@ -208,9 +208,12 @@ with results_tab:
     store = results_store()
     stored = store.list()
     if leaderboard_now and question_set and not any(r["label"] != "sweep" for r in stored):
-        st.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
-                f"strategy on '{question_set.name}'.")
-        if execute(question_set, [state.active_config()], list(DEMO_STRATEGIES)) is not None:
+        note = st.empty()
+        note.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
+                  f"strategy on '{question_set.name}'.")
+        demo_run = execute(question_set, [state.active_config()], list(DEMO_STRATEGIES))
+        if demo_run is not None:
+            note.success(f"Ran {demo_run.id} for the leaderboard ({demo_run.status}, {demo_run.elapsed_s:.1f} s).")
             stored = store.list()
     if not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")

@@ -168,6 +168,7 @@ elif index is not None:
             st.dataframe(hit_view.hits_frame(result), hide_index=True, column_config={
                 "relevance": st.column_config.ProgressColumn("relevance", min_value=0.0, max_value=1.0,
                                                              format="%.2f", help="calibrated confidence"),
+                "heading": st.column_config.TextColumn("heading", width="medium"),
                 "text": st.column_config.TextColumn("text", width="large"), **raw})
             with st.expander(f"Hit texts with the query's terms highlighted ({len(result.hits)})", expanded=True):
                 st.html("".join(hit_view.hit_card_html(i, hit, result.rewritten_query)

@@ -237,7 +237,10 @@ class JobRunner:
     def submit_ingest(self, index, docs: Sequence[Document], *, title: str, kind: str = "ingest",
                       settings: dict[str, Any] | None = None) -> JobStatus:
         """Queue indexing ``docs`` into ``index``; returns the job's first status at once."""
-        docs = [d for d in docs if isinstance(d, Document)]
+        docs = list(docs)  # (no isinstance filter: a module reloaded by Streamlit's file watcher has a new class)
+        missing = [type(d).__name__ for d in docs if not all(hasattr(d, a) for a in ("id", "name", "size"))]
+        if missing:
+            raise ValueError(f"an ingest job takes documents, got {', '.join(sorted(set(missing)))}")
         status = JobStatus(id=uuid.uuid4().hex[:12], kind=kind, title=title, collection=index.name,
                            files=[FileStatus(d.id, d.name, d.size) for d in docs], settings=dict(settings or {}))
         work = _Work(status, lambda w: _run_ingest(self, w, index, docs))

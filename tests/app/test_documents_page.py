@@ -61,6 +61,10 @@ def test_load_samples_button_stores_and_indexes_everything(data_dir):
 
     at.button[0].click().run()  # the same files again are recognised, not duplicated
     assert not at.exception
+    finish_jobs(at)
+    from rag_core.jobs import runner_for
+
+    assert runner_for(data_dir).jobs(limit=1)[0].message == f"0 indexed, {n_samples} already indexed, 0 failed"
     assert len(_table(at)) == n_samples
     assert at.info[0].value.startswith("Already stored (recognised, not duplicated): ")
     assert not at.error
