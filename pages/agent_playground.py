@@ -152,6 +152,12 @@ def render_one_shot(question: str, result, index) -> None:
         st.code(result.context.text or "(empty)", language=None)
 
 
+# Side by side, a Markdown table in an answer ran past its half of the page ("Descr…", "Postg…"): tables in chat
+# messages take the message's width and wrap their cells instead.
+FIT_TABLES_CSS = ("<style>[data-testid='stChatMessage'] table{table-layout:fixed;width:100%}"
+                  "[data-testid='stChatMessage'] th,[data-testid='stChatMessage'] td{overflow-wrap:anywhere}</style>")
+
+
 def turn_layout(question: str, compared: bool, policy: str):
     """The user's message, then the one-shot column (or None), the agent's message box, and where the agent's
     charts and receipt go: inside its message, or below both columns at full width when compared."""
@@ -166,6 +172,7 @@ def turn_layout(question: str, compared: bool, policy: str):
 
 
 st.title("🤖 Agent Playground")
+st.html(FIT_TABLES_CSS)
 config = state.active_config()
 settings = state.settings()
 prefill = state.take_prefill("agent")

@@ -10,7 +10,7 @@ from rag_core.config import RAGConfig
 from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
-from ui import state
+from ui import runs, state
 from ui.state import KEEP
 from ui.text import md_escape
 
@@ -206,7 +206,7 @@ with run_tab:
 
 with results_tab:
     store = results_store()
-    stored = store.list()
+    stored = runs.list_runs()
     if leaderboard_now and question_set and not any(r["label"] != "sweep" for r in stored):
         note = st.empty()
         note.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
@@ -214,7 +214,7 @@ with results_tab:
         demo_run = execute(question_set, [state.active_config()], list(DEMO_STRATEGIES))
         if demo_run is not None:
             note.success(f"Ran {demo_run.id} for the leaderboard ({demo_run.status}, {demo_run.elapsed_s:.1f} s).")
-            stored = store.list()
+            stored = runs.list_runs()
     if not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
     else:
@@ -226,7 +226,7 @@ with results_tab:
             current = next((r["id"] for r in stored if r["label"] != "sweep"), ids[0])
         picked = st.selectbox("Run", list(labels), index=ids.index(current))
         st.session_state[RUN_KEY] = labels[picked]  # the run shown comes back after a visit to another page
-        run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
+        run = state.guarded(lambda: runs.load_run(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
             if st.button("Delete this run", key="eval_delete_run"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.evaluation.results import ResultsStore, showcase_question
-from ui import state
+from rag_core.evaluation.results import showcase_question
+from ui import runs, state
 
 DEMO_DOC = "configuration.md"
 FALLBACK_QUESTION = "What does Wrenfall keep in PostgreSQL, and how is metric data stored on disk?"
@@ -21,10 +21,9 @@ def _sample_doc_id(name: str) -> str | None:
 
 
 def _latest_run():
-    store = ResultsStore(state.settings().data_dir)
-    for row in store.list():
+    for row in runs.list_runs():
         if {"agent", "hybrid"} <= set(row["strategies"]) and row["status"] == "complete":
-            return state.guarded(lambda r=row: store.load(r["id"]), "Stored evaluation")
+            return state.guarded(lambda r=row: runs.load_run(r["id"]), "Stored evaluation")
     return None
 
 
@@ -53,7 +52,7 @@ doc_id = next((d.id for d in docs if d.name == DEMO_DOC), None) or _sample_doc_i
 c1, c2, c3 = st.columns(3)
 c1.metric("Documents loaded", len(docs))
 c2.metric("Saved configurations", len(state.guarded(state.config_store().list, "Configurations") or []))
-c3.metric("Evaluation runs", len(ResultsStore(state.settings().data_dir).list()))
+c3.metric("Evaluation runs", len(runs.list_runs()))
 
 st.subheader("Guided demo")
 st.caption("Four steps for a stakeholder walk-through; each opens its page with the right inputs filled in.")

@@ -276,6 +276,10 @@ def test_the_guided_demo_four_steps(app_url, page):
     body = page.inner_text("body")
     assert "One-shot RAG (top-5 hybrid)" in body and "Agent (offline policy)" in body
     assert "Searched " in body  # steps in words
+    overflow = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stChatMessage"] table')]
+        .filter(t => t.getBoundingClientRect().right > t.closest('[data-testid="stChatMessage"]')
+            .getBoundingClientRect().right + 1).length""")
+    assert overflow == 0, "a table in an answer runs past its column"
     _check_clean(page, "demo_3_agent")
     _home_step(page, app_url, "Open leaderboard")  # 4: the Results tab, with a leaderboard, at once
     results_tab = page.get_by_role("tab", name="🏆 Results")
