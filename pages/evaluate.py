@@ -136,7 +136,7 @@ def show_run(run, store: ResultsStore) -> None:
         st.error("⚠️ Regression against the saved baseline: " + "; ".join(
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
             for r in regressions))
-    st.dataframe(charts.leaderboard(run), hide_index=True, width="stretch")
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch")
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:
         st.caption("Baselines on this question set: " + "; ".join(
@@ -150,17 +150,17 @@ def show_run(run, store: ResultsStore) -> None:
             st.success(f"Baseline saved for {chosen} on '{run.question_set['name']}'.")
     left, right = st.columns(2)
     kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k", persist_state=KEEP)
-    left.plotly_chart(charts.metric_vs_k(run, kind), width="stretch")
-    right.plotly_chart(charts.tokens_vs_recall(run), width="stretch")
+    left.plotly_chart(runs.chart("metric_vs_k", run, kind), width="stretch")
+    right.plotly_chart(runs.chart("tokens_vs_recall", run), width="stretch")
     metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im",
                           persist_state=KEEP)
-    st.plotly_chart(charts.per_intent_bars(run, metric), width="stretch")
+    st.plotly_chart(runs.chart("per_intent_bars", run, metric), width="stretch")
     drill_down(run, metric)
 
 
 def drill_down(run, metric: str) -> None:
     st.subheader("Per question")
-    table = charts.questions_table(run, metric)
+    table = runs.chart("questions_table", run, metric)
     st.dataframe(table, hide_index=True, width="stretch")
     labels = {f"{row.id} · {row.question[:80]}": row.id for row in table.itertuples()}
     picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")

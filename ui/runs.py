@@ -44,3 +44,22 @@ def load_run(run_id: str):
     path = results.runs_dir / f"{run_id}.json"
     stamp = (path.stat().st_size, path.stat().st_mtime_ns) if path.is_file() else ()
     return _loaded(str(state.settings().data_dir), run_id, stamp)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _drawn(name: str, data_dir: str, run_id: str, stamp: tuple, args: tuple):
+    from rag_core.evaluation import charts
+
+    return getattr(charts, name)(_loaded(data_dir, run_id, stamp), *args)
+
+
+def chart(name: str, run, *args):
+    """``rag_core.evaluation.charts.<name>(run, *args)`` for a stored run, built once per run file change
+    (a figure or table is read-only once drawn); a run not stored (yet) is drawn directly."""
+    from rag_core.evaluation import charts
+
+    path = store().runs_dir / f"{run.id}.json"
+    if not path.is_file():
+        return getattr(charts, name)(run, *args)
+    stamp = (path.stat().st_size, path.stat().st_mtime_ns)
+    return _drawn(name, str(state.settings().data_dir), run.id, stamp, args)
