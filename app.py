@@ -11,6 +11,7 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name
 
 st.set_page_config(page_title="Agentic RAG Studio", page_icon="🧭", layout="wide")
 
+from ui.jobs import sidebar_jobs  # noqa: E402
 from ui.state import PAGES, config_badge  # noqa: E402  (after set_page_config)
 
 navigation = st.navigation(
@@ -29,7 +30,9 @@ navigation = st.navigation(
 )
 st.sidebar.markdown("### 🧭 Agentic RAG Studio")
 badge = st.sidebar.container()
+jobs_panel = st.sidebar.container()
 try:
     navigation.run()
 finally:  # drawn after the page, so it shows the configuration the page just changed (also after st.stop)
     config_badge(badge)
+    sidebar_jobs(jobs_panel)

@@ -9,7 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
-from ui import state
+from ui import agent_text, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert, safe_markdown
 
@@ -35,15 +35,16 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def step_label(step) -> str:
-    args = ", ".join(_short(f"{k}={v!r}") for k, v in step.args.items() if k not in ("answer", "citations"))
-    label = f"Step {step.step} · {step.tool}({args}) · {step.elapsed_ms:.0f} ms" + ("" if step.ok else " · failed")
-    return md_inert(label)  # arguments come from the model and quote the question
+def step_label(step, index) -> str:
+    """``Step 2 · Searched sections for “…” · 41 ms`` (the raw call is shown inside the step)."""
+    return (f"Step {step.step} · {agent_text.step_title(step, index)} · {step.elapsed_ms:.0f} ms"
+            + ("" if step.ok else " · failed"))
 
 
 def render_step(step, box) -> None:
     """Everything about one step, inside ``box`` (an ``st.status`` or expander)."""
     box.markdown(f"**Why:** {md_escape(step.reason)}")
+    box.code(agent_text.raw_call(step), language=None)
     if step.error:
         box.error(md_inert(step.error))
     facts = []
@@ -120,8 +121,9 @@ def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str
     return md_escape(short), md_escape(full)
 
 
-def render_answer(result: AgentResult, turn: int) -> None:
-    """The answer, its clickable citations (one short button each, flowing onto new lines) and how it stopped."""
+def render_answer(result: AgentResult, turn: int, index) -> None:
+    """The answer (sources named, not chunk ids), its clickable citations (one short button each, flowing onto
+    new lines) and how it stopped."""
     if result.fallback:
         st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
     for note in result.warnings:
@@ -129,7 +131,7 @@ def render_answer(result: AgentResult, turn: int) -> None:
     if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
         st.warning(f"**Ungrounded answer** ({md_inert(result.grounding)}): it is not backed by a retrieved passage; "
                    "check the documents before relying on it.")
-    st.markdown(safe_markdown(result.answer))  # model and document text: no images, HTML or odd links
+    st.markdown(agent_text.readable_answer(result.answer, index))  # sources named; no images, HTML or odd links
     by_id = {h.chunk.id: h for h in result.context_hits}
     with st.container(horizontal=True, gap="small"):
         for chunk_id in result.citations:
@@ -168,16 +170,22 @@ def one_shot(question: str, index, config):
     return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
 
 
-def render_one_shot(question: str, result) -> None:
+def render_one_shot(question: str, result, index) -> None:
     """The one-shot result answered by the same extractive answerer as the offline agent."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
-    answer = extractive_answer(question, result.hits).text
-    st.markdown(safe_markdown(answer.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")))
+    answer = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
+    st.markdown(agent_text.readable_answer(answer, index))
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
         st.code(result.context.text or "(empty)", language=None)
+
+
+# Side by side, a Markdown table in an answer ran past its half of the page ("Descr…", "Postg…"): tables in chat
+# messages take the message's width and wrap their cells instead.
+FIT_TABLES_CSS = ("<style>[data-testid='stChatMessage'] table{table-layout:fixed;width:100%}"
+                  "[data-testid='stChatMessage'] th,[data-testid='stChatMessage'] td{overflow-wrap:anywhere}</style>")
 
 
 def turn_layout(question: str, compared: bool, policy: str):
@@ -194,6 +202,7 @@ def turn_layout(question: str, compared: bool, policy: str):
 
 
 st.title("🤖 Agent Playground")
+st.html(FIT_TABLES_CSS)
 config = state.active_config()
 settings = state.settings()
 prefill = state.take_prefill("agent")
@@ -224,16 +233,18 @@ config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs
 # The chat and the new question render first; the index (and its embedding model) loads after them.
 asked = st.chat_input("Ask about your documents") or prefill.get("question")
 chat = st.session_state.setdefault(CHAT_KEY, [])
+# Earlier turns name their sources through the index they searched (already open, so this costs nothing).
+earlier_index = state.guarded(lambda: state.index_for(config), "Opening the index") if chat else None
 for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, one-shot side kept when compared
     baseline = baseline[0] if baseline else None
     one_shot_box, answer_box, details_box = turn_layout(question, baseline is not None, result.policy)
     if baseline is not None:
         with one_shot_box:
-            render_one_shot(question, baseline)
+            render_one_shot(question, baseline, earlier_index)
     with answer_box:
         for step in result.steps:
-            render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step)))
-        render_answer(result, turn)
+            render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step, earlier_index)))
+        render_answer(result, turn, earlier_index)
     with details_box:
         render_details(result, turn, threshold)
 if asked:
@@ -253,7 +264,7 @@ elif asked:
         with one_shot_box:
             baseline = one_shot(asked, index, config)
             if baseline is not None:
-                render_one_shot(asked, baseline)
+                render_one_shot(asked, baseline, index)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
         llm = _llm() if policy != "offline" else None
@@ -267,14 +278,15 @@ elif asked:
                     if isinstance(event, AgentResult):
                         final = event
                     else:
-                        box = st.status(step_label(event), state="complete" if event.ok else "error", expanded=False)
+                        box = st.status(step_label(event, index), state="complete" if event.ok else "error",
+                                        expanded=False)
                         render_step(event, box)
             live.clear()  # the finished answer, with its citations, is drawn in its place
             return final
 
         result = state.guarded(_run, "The agent")
         if result is not None:
-            render_answer(result, len(chat))
+            render_answer(result, len(chat), index)
     if result is not None:
         with details_box:
             render_details(result, len(chat), threshold)

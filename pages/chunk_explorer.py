@@ -6,13 +6,15 @@ import streamlit as st
 
 from rag_core.config import ChunkingConfig
 from rag_core.types import Chunk
-from ui import chunk_view, state
+from ui import chunk_view, jobs, state
 from ui.state import KEEP
 from ui.text import md_escape
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
 GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
 TABLE_KEY, TABLE_IDS_KEY = "explorer_table", "explorer_table_ids"
+APPLIED_KEY = "explorer_applied"  # the re-index job just started from "Use these settings"
+MAX_OVERLAP, OVERLAP_STEP = 256, 4
 
 
 @st.cache_data(show_spinner="Chunking the document…", max_entries=64)
@@ -44,15 +46,39 @@ def take_picked_row() -> None:
         st.session_state["explorer_view"] = "Source"
 
 
+def overlap_limit(max_tokens: int) -> int:
+    """The largest overlap the slider offers for ``max_tokens``: half of it (so overlap < max tokens always)."""
+    return min(MAX_OVERLAP, max_tokens // 2 // OVERLAP_STEP * OVERLAP_STEP)
+
+
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
     strategies = ["structure", "fixed"]
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
     max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens",
                            persist_state=KEEP)
-    overlap = st.slider("Overlap (tokens)", 0, 256, min(defaults.overlap, 256), 4, key=f"{prefix}_overlap",
-                        persist_state=KEEP)
+    limit, overlap_key = overlap_limit(max_tokens), f"{prefix}_overlap"
+    if st.session_state.get(overlap_key, 0) > limit:  # a smaller max tokens pulls the overlap down with it
+        st.session_state[overlap_key] = limit
+    overlap = st.slider("Overlap (tokens)", 0, limit, min(defaults.overlap, limit), OVERLAP_STEP, key=overlap_key,
+                        persist_state=KEEP, help=f"At most half of max tokens ({limit} here).")
     return chosen, max_tokens, overlap
+
+
+def use_settings(chunking: ChunkingConfig) -> None:
+    """Save ``chunking`` into the active configuration (and its saved copy) and re-index every stored document
+    with it as a background job; the sidebar follows the job and names what the index is built with."""
+    config = state.active_config().model_copy(update={"chunking": chunking})
+    store = state.config_store()
+    if store.exists(config.name):
+        store.save(config)
+    state.set_active_config(config)
+    index = state.index_for(config)
+    docs = state.document_store().list()
+    title = (f"Re-indexing {len(docs)} document(s): {chunking.strategy} {chunking.max_tokens} tok, "
+             f"overlap {chunking.overlap}")
+    job = jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
+    st.session_state[APPLIED_KEY] = (title, job.id)
 
 
 st.title("Chunk Explorer")
@@ -102,6 +128,22 @@ with st.sidebar:
     if strategy != "structure":
         granularity = "paragraph"
     color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color", persist_state=KEEP)
+    tuned = ChunkingConfig(strategy=strategy, max_tokens=max_tokens, overlap=overlap)
+    if st.button("Use these settings", key="explorer_apply", type="primary", disabled=tuned == defaults,
+                 help="Save this chunking into the active configuration and re-index every document with it "
+                      "(a background job; searches use the current index until it is done)."):
+        state.guarded(lambda: use_settings(tuned), "Applying the chunking")
+        st.rerun()
+    if tuned == defaults:
+        st.caption("These are the active configuration's chunking settings.")
+if st.session_state.get(APPLIED_KEY) and tuned == defaults:  # shown until the sliders move on
+    applied_title, applied_job = st.session_state[APPLIED_KEY]
+    with st.expander(f"Saved into the active configuration `{state.active_config().name}`", expanded=True):
+        st.success(f"Saved into the active configuration `{md_escape(state.active_config().name)}`; "
+                   f"{md_escape(applied_title)} runs in the background (also shown in the sidebar).")
+        jobs.job_details(applied_job)
+elif tuned != defaults:
+    st.session_state.pop(APPLIED_KEY, None)
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:
@@ -145,7 +187,7 @@ elif view == "Integrity":
     columns[3].metric("Max tokens", max_tokens)
     st.dataframe([{"check": k, "count": n} for k, n in report["counts"].items()], hide_index=True)
     if report["violations"] or report["oversized"]:
-        st.dataframe(report["violations"] + report["oversized"], hide_index=True)
+        st.dataframe(chunk_view.findings_table(report["violations"] + report["oversized"]), hide_index=True)
     else:
         st.success("No structure violations: no code fence, table, list item, heading or sentence is cut.")
 else:

@@ -5,15 +5,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_core.documents import add_files
+from rag_core.documents import add_files, resolve_conflicts
 from rag_core.loaders import sample_paths, supported_types
 from rag_core.types import GRANULARITIES
-from ui import state
+from ui import jobs, state
 from ui.text import md_escape, md_inert
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
 PENDING_DELETE_KEY = "documents_pending_delete"  # ids picked for deletion, waiting for the confirmation
+CONFLICTS_KEY = "documents_conflicts"  # same-name uploads waiting for replace / keep both / skip
+JOB_KEY = "documents_job"  # the last indexing job this session started here
+CONFLICT_CHOICES = {"replace": "Replace the stored one", "keep_both": "Keep both (rename the new one)",
+                    "skip": "Skip the new one"}
 
 
 def human_size(n_bytes: int) -> str:
@@ -38,49 +42,83 @@ def chunk_counts(doc_id: str, chunking_json: str) -> dict[str, int]:
 
 
 def index_documents(index, docs) -> None:
-    """Index ``docs`` into ``index`` with a progress bar; messages go to the session's message list."""
+    """Index ``docs`` into ``index`` as a background job (followed in the sidebar and below the uploader)."""
     messages = st.session_state.setdefault(MESSAGES_KEY, [])
     if not docs:
         return
     if index is None:
         messages.append(("warning", "The documents are stored but not indexed: the index is unavailable (see above)."))
         return
-    bar = st.progress(0.0, text=f"Indexing {len(docs)} document(s)…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"Embedding chunks: {done}/{total}")
-
-    report = state.guarded(lambda: index.ingest(docs, progress=progress), "Indexing")
-    bar.empty()
-    if report is None:
-        messages.append(("warning", "The documents are stored but not indexed; retry with “Index all”."))
-        return
-    for name, error in report.errors.items():
-        messages.append(("error", f"{md_escape(name)}: not indexed — {md_escape(error)}"))
-    new = len(report.added) + len(report.replaced)
-    if new:
-        total = sum(report.chunks.values())
-        messages.append(("success", f"Indexed {new} document(s): {total} chunks in {report.seconds:.1f} s."))
+    job = jobs.runner().submit_ingest(index, docs, title=f"Indexing {len(docs)} document(s)")
+    st.session_state[JOB_KEY] = job.id
 
 
-def load_and_index(index, items, what: str) -> None:
-    """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded."""
+def report_added(report, messages: list) -> None:
+    """What a store batch did, as page messages (names escaped: they come from uploads)."""
+    messages.extend(("error", md_escape(message)) for _, message in report.errors)
+    for what, kind, docs in (("Added {n} document(s).", "success", report.added),
+                             ("Kept both: stored under a new name: {names}.", "info", report.renamed),
+                             ("Replaced (you chose so): {names}.", "info", report.replaced),
+                             ("Skipped (you chose so): {names}.", "info", report.skipped),
+                             ("Already stored (recognised, not duplicated): {names}.", "info", report.existing)):
+        if docs:
+            names = ", ".join(md_escape(d.name) for d in docs)
+            messages.append((kind, what.format(n=len(docs), names=names)))
+
+
+def load_and_index(index, items, what: str, keep_folders: bool = False) -> None:
+    """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded;
+    a file named like a stored document with other content waits for a decision (nothing replaced silently)."""
     bar = st.progress(0.0, text=f"Loading {what}…")
     max_bytes = state.settings().max_upload_mb * 1024 * 1024
-    report = add_files(state.document_store(), items, max_bytes=max_bytes,
+    report = add_files(state.document_store(), items, max_bytes=max_bytes, on_conflict="ask",
+                       keep_folders=keep_folders,
                        progress=lambda done, total, name: bar.progress(done / total, text=f"Loaded {done}/{total}"))
     bar.empty()
-    messages = [("error", md_escape(message)) for _, message in report.errors]
-    if report.added:
-        messages.append(("success", f"Added {len(report.added)} document(s)."))
-    if report.replaced:
-        names = ", ".join(md_escape(d.name) for d in report.replaced)
-        messages.append(("info", f"New version replaces the stored one: {names}."))
-    if report.existing:
-        names = ", ".join(md_escape(d.name) for d in report.existing)
-        messages.append(("info", f"Already stored (recognised, not duplicated): {names}."))
+    messages: list = []
+    report_added(report, messages)
     st.session_state[MESSAGES_KEY] = messages
+    if report.conflicts:
+        st.session_state[CONFLICTS_KEY] = [*st.session_state.get(CONFLICTS_KEY, []), *report.conflicts]
     index_documents(index, report.documents)
+
+
+def ask_about_conflicts(index) -> None:
+    """Same-name files with other content: replace, keep both or skip, one decision each; nothing before a click."""
+    conflicts = st.session_state.get(CONFLICTS_KEY) or []
+    if not conflicts:
+        return
+    with st.container(border=True):
+        st.warning(f"**{len(conflicts)} file(s) have the name of a stored document but other content.** "
+                   "Nothing was replaced. Choose for each, then apply:")
+        decisions = []
+        for i, conflict in enumerate(conflicts):
+            new, old = conflict.new, conflict.stored
+            choice = st.radio(
+                f"**{md_escape(new.name)}** — new {human_size(new.size)}, stored {human_size(old.size)} "
+                f"(added {old.created[:10]})", options=list(CONFLICT_CHOICES), format_func=CONFLICT_CHOICES.get,
+                index=None, horizontal=True, key=f"conflict_{i}_{new.id}")
+            decisions.append((conflict, choice))
+        apply_col, skip_col, _ = st.columns([2, 2, 3])
+        apply = apply_col.button("Apply choices", type="primary", key="conflicts_apply", width="stretch")
+        skip_all = skip_col.button("Skip all (keep the stored ones)", key="conflicts_skip_all", width="stretch")
+    if skip_all:
+        decisions = [(conflict, "skip") for conflict, _ in decisions]
+    elif not apply:
+        return
+    elif any(choice is None for _, choice in decisions):
+        st.error("Choose replace, keep both or skip for every file first.")
+        return
+    del st.session_state[CONFLICTS_KEY]
+    report = resolve_conflicts(state.document_store(), decisions)
+    messages: list = []
+    report_added(report, messages)
+    if index is not None:
+        for old in report.replaced:
+            state.guarded(lambda old=old: index.remove_document(old.id), f"Removing the old {old.name} from the index")
+    st.session_state[MESSAGES_KEY] = messages
+    index_documents(index, report.added)
+    st.rerun()
 
 
 st.title("📄 Documents")
@@ -91,19 +129,28 @@ if store is None:
 prefill = state.take_prefill("documents")
 index = state.guarded(state.active_index, "Opening the index")
 
-uploads = st.file_uploader(
-    f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each)",
-    accept_multiple_files=True, key="documents_uploader", help="Supported extensions: " + ", ".join(supported_types()),
+files_col, folder_col = st.columns(2)
+uploads = files_col.file_uploader(
+    f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each), "
+    "or a ZIP of a folder",
+    accept_multiple_files=True, key="documents_uploader",
+    help="Supported extensions: " + ", ".join(supported_types()) + ". A ZIP keeps its folder paths.",
     max_upload_size=settings.max_upload_mb,  # the browser refuses bigger files with the same figure as the label
+)
+folder = folder_col.file_uploader(
+    "Or upload a whole folder (its sub-folder paths are kept: guide/index.md and config/index.md stay apart)",
+    accept_multiple_files="directory", key="documents_folder_uploader", max_upload_size=settings.max_upload_mb,
 )
 load_samples = st.button("Load sample documents", type="primary",
                          help="The shipped Wrenfall product docs: Markdown guides, CSV tables and Python code.")
 
 seen = st.session_state.setdefault(SEEN_UPLOADS_KEY, set())
-new_uploads = [f for f in uploads or [] if f.file_id not in seen]
-if new_uploads:
-    seen.update(f.file_id for f in new_uploads)
-    load_and_index(index, [(f.name, f.getvalue()) for f in new_uploads], f"{len(new_uploads)} uploaded file(s)")
+for picked, keep_folders in ((uploads, False), (folder, True)):
+    new_uploads = [f for f in picked or [] if f.file_id not in seen]
+    if new_uploads:
+        seen.update(f.file_id for f in new_uploads)
+        load_and_index(index, [(f.name, f.getvalue()) for f in new_uploads], f"{len(new_uploads)} uploaded file(s)",
+                       keep_folders=keep_folders)
 if load_samples or prefill.get("load_samples"):
     paths = sample_paths()
     if paths:
@@ -111,8 +158,11 @@ if load_samples or prefill.get("load_samples"):
     else:
         st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
 
+ask_about_conflicts(index)
 for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
+if st.session_state.get(JOB_KEY):
+    jobs.job_details(st.session_state[JOB_KEY])
 
 docs = store.list()
 if store.unreadable:  # a stored file of the wrong shape (e.g. from an old or crafted bundle) is reported, not fatal
@@ -129,6 +179,8 @@ if not docs:
     st.info("No documents yet: upload files above or click **Load sample documents**.")
     st.stop()
 
+index_name = config.collection_name()
+in_job = {f.doc_id: f.state for job in jobs.runner().active() if job.collection == index_name for f in job.files}
 rows = []
 for doc in docs:
     entry, notes = indexed.get(doc.id), list(doc.metadata.get("warnings", []))
@@ -140,7 +192,8 @@ for doc in docs:
     rows.append({
         "name": doc.name, "type": doc.doc_type + (f" ({doc.language})" if doc.language else ""),
         "size": human_size(doc.size),
-        "index": "indexed" if entry else ("index unavailable" if index is None else "not indexed"),
+        "index": "indexed" if entry else in_job.get(doc.id) or (
+            "index unavailable" if index is None else "not indexed"),
         **{g: counts.get(g, 0) for g in GRANULARITIES},
         "notes": "; ".join(notes), "added": doc.created, "id": doc.id,
     })
@@ -149,6 +202,7 @@ st.caption("Chunk counts per granularity come from the active index when a docum
            "otherwise from the chunker with the active configuration's settings.")
 
 unindexed = [doc for doc in docs if doc.id not in indexed]
+unindexed = [doc for doc in unindexed if doc.id not in in_job]
 if index is not None and unindexed and st.button(f"Index all ({len(unindexed)} not yet in this collection)"):
     st.session_state[MESSAGES_KEY] = []
     index_documents(index, unindexed)

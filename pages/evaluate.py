@@ -10,7 +10,7 @@ from rag_core.config import RAGConfig
 from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
-from ui import state
+from ui import runs, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
 
@@ -76,6 +76,9 @@ def pick_configs(label: str, key: str, multi: bool = True) -> list[RAGConfig]:
     return configs
 
 
+DEMO_STRATEGIES = ("vector", "keyword", "hybrid", "agent")
+
+
 def execute(question_set, configs, strategies, label: str = ""):
     """Run with a progress bar and a Cancel button; the run is stored however it ends."""
     store = results_store()
@@ -136,7 +139,7 @@ def show_run(run, store: ResultsStore) -> None:
         st.error("⚠️ Regression against the saved baseline: " + md_inert("; ".join(
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
             for r in regressions)))
-    st.dataframe(charts.leaderboard(run), hide_index=True, width="stretch")
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch")
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:
         st.caption("Baselines on this question set: " + md_inert("; ".join(
@@ -150,17 +153,17 @@ def show_run(run, store: ResultsStore) -> None:
             st.success(md_inert(f"Baseline saved for {chosen} on '{run.question_set['name']}'."))
     left, right = st.columns(2)
     kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k", persist_state=KEEP)
-    left.plotly_chart(charts.metric_vs_k(run, kind), width="stretch")
-    right.plotly_chart(charts.tokens_vs_recall(run), width="stretch")
+    left.plotly_chart(runs.chart("metric_vs_k", run, kind), width="stretch")
+    right.plotly_chart(runs.chart("tokens_vs_recall", run), width="stretch")
     metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im",
                           persist_state=KEEP)
-    st.plotly_chart(charts.per_intent_bars(run, metric), width="stretch")
+    st.plotly_chart(runs.chart("per_intent_bars", run, metric), width="stretch")
     drill_down(run, metric)
 
 
 def drill_down(run, metric: str) -> None:
     st.subheader("Per question")
-    table = charts.questions_table(run, metric)
+    table = runs.chart("questions_table", run, metric)
     st.dataframe(table, hide_index=True, width="stretch")
     labels = {f"{row.id} · {row.question[:80]}": row.id for row in table.itertuples()}
     picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")
@@ -192,8 +195,11 @@ question_set = pick_question_set()
 if question_set:
     st.caption(f"**{md_escape(question_set.name)}**: {len(question_set.questions)} questions · intents: "
                f"{md_escape(', '.join(question_set.intents())) or '—'}")
+# The guided demo's step 4 opens on the leaderboard: the newest run, or one started for it right away.
+leaderboard_now = bool(prefill.get("leaderboard"))
 run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
-    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"])
+    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"],
+    default="🏆 Results" if leaderboard_now else None)
 
 with run_tab:
     configs = pick_configs("Configurations", "eval_configs")
@@ -207,7 +213,15 @@ with run_tab:
 
 with results_tab:
     store = results_store()
-    stored = store.list()
+    stored = runs.list_runs()
+    if leaderboard_now and question_set and not any(r["label"] != "sweep" for r in stored):
+        note = st.empty()
+        note.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
+                  f"strategy on '{question_set.name}'.")
+        demo_run = execute(question_set, [state.active_config()], list(DEMO_STRATEGIES))
+        if demo_run is not None:
+            note.success(f"Ran {demo_run.id} for the leaderboard ({demo_run.status}, {demo_run.elapsed_s:.1f} s).")
+            stored = runs.list_runs()
     if not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
     else:
@@ -219,7 +233,7 @@ with results_tab:
             current = next((r["id"] for r in stored if r["label"] != "sweep"), ids[0])
         picked = st.selectbox("Run", list(labels), index=ids.index(current))
         st.session_state[RUN_KEY] = labels[picked]  # the run shown comes back after a visit to another page
-        run = state.guarded(lambda: store.load(labels[picked]), "Stored run")
+        run = state.guarded(lambda: runs.load_run(labels[picked]), "Stored run")
         if run:
             show_run(run, store)
         if st.button("Delete this run", key="eval_delete_run"):  # also when the stored run is unreadable

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.evaluation.results import ResultsStore, showcase_question
-from ui import state
+from rag_core.evaluation.results import showcase_question
+from ui import runs, state
 from ui.text import md_inert
 
 DEMO_DOC = "configuration.md"
@@ -22,10 +22,9 @@ def _sample_doc_id(name: str) -> str | None:
 
 
 def _latest_run():
-    store = ResultsStore(state.settings().data_dir)
-    for row in store.list():
+    for row in runs.list_runs():
         if {"agent", "hybrid"} <= set(row["strategies"]) and row["status"] == "complete":
-            return state.guarded(lambda r=row: store.load(r["id"]), "Stored evaluation")
+            return state.guarded(lambda r=row: runs.load_run(r["id"]), "Stored evaluation")
     return None
 
 
@@ -54,7 +53,7 @@ doc_id = next((d.id for d in docs if d.name == DEMO_DOC), None) or _sample_doc_i
 c1, c2, c3 = st.columns(3)
 c1.metric("Documents loaded", len(docs))
 c2.metric("Saved configurations", len(state.guarded(state.config_store().list, "Configurations") or []))
-c3.metric("Evaluation runs", len(ResultsStore(state.settings().data_dir).list()))
+c3.metric("Evaluation runs", len(runs.list_runs()))
 
 st.subheader("Guided demo")
 st.caption("Four steps for a stakeholder walk-through; each opens its page with the right inputs filled in.")
@@ -72,8 +71,9 @@ step(3, "One-shot RAG versus the agent",
      "Ask both", "demo_agent", "agent", question=question, compare=True)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
-     "and latency, per intent, with a regression banner against the saved baseline.",
-     "Open leaderboard", "demo_eval", "evaluate", question_set="golden")
+     "and latency, per intent, with a regression banner against the saved baseline. Opens on the latest "
+     "leaderboard (or runs one first when there is none).",
+     "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
     from rag_core.evaluation.charts import leaderboard

@@ -8,6 +8,7 @@ import streamlit as st
 
 from rag_core.config import RetrievalConfig
 from rag_core.types import CHUNK_TYPES
+from ui import hits as hit_view
 from ui import state
 from ui.text import md_inert
 
@@ -54,7 +55,9 @@ def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
         "max_k": c[1].number_input("Max k", 1, 200, key=KNOB + "max_k"),
         "max_iterations": c[1].number_input("Max iterations", 1, 10, key=KNOB + "max_iterations"),
         "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, step=0.05, key=KNOB + "min_confidence"),
-        "min_score": c[2].slider("Min score (drop hits below)", 0.0, 1.0, step=0.05, key=KNOB + "min_score"),
+        "min_score": c[2].slider("Min relevance (drop hits below)", 0.0, 1.0, step=0.05, key=KNOB + "min_score",
+                                 help="Acts on the relevance column (calibrated confidence, 0–1, the same for every "
+                                      "strategy), not on the raw retriever scores."),
         "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, step=0.01, key=KNOB + "dedup_threshold"),
         "granularity": c[3].selectbox("Granularity", GRANULARITIES, key=KNOB + "granularity"),
         "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
@@ -80,19 +83,11 @@ def confidence_chart(result, threshold: float) -> go.Figure:
     return figure
 
 
-def hits_frame(result) -> pd.DataFrame:
-    return pd.DataFrame([{
-        "#": i, "confidence": h.confidence, "score": h.score, "source": h.source_name, "heading": h.chunk.heading,
-        "granularity": h.chunk.granularity, "type": h.chunk.chunk_type, "vector rank": h.ranks.get("vector"),
-        "keyword rank": h.ranks.get("keyword"), "fused rank": h.ranks.get("fused"),
-        "text": h.chunk.text[:300], "chunk id": h.chunk.id} for i, h in enumerate(result.hits, start=1)])
-
-
 def iterations_frame(result) -> pd.DataFrame:
     return pd.DataFrame([{
         "iteration": it.iteration, "strategy": it.strategy, "k": it.k,
         "granularity": str(it.filters.get("granularity")), "chunk types": str(it.filters.get("chunk_types")),
-        "hits": len(it.hits), "confidence": round(it.confidence, 3),
+        "hits": len(it.hits), "below min relevance": len(it.below_min_score), "confidence": round(it.confidence, 3),
         "decision": it.decision, "why": it.decision_reason, "ms": round(it.elapsed_ms, 1)} for it in result.iterations])
 
 
@@ -112,7 +107,8 @@ def why_not(retriever, result) -> None:
     if why is None:
         return
     (st.success if why.removed_by is None else st.warning)(md_inert(why.verdict))
-    st.dataframe(pd.DataFrame([{"retriever": name, "rank (whole index)": why.ranks.get(name),
+    scope = "last pass's filters" if why.scope == "filtered" else "whole index"
+    st.dataframe(pd.DataFrame([{"retriever": name, f"rank ({scope})": why.ranks.get(name),
                                 "raw score": why.scores.get(name), "RRF contribution": why.rrf_contributions.get(name)}
                                for name in ("vector", "keyword", "fused")]), hide_index=True)
     st.dataframe(pd.DataFrame([{"step": c.step, "passed": c.passed, "detail": c.detail} for c in why.checks]),
@@ -164,10 +160,20 @@ elif index is not None:
         if not result.hits:
             st.info("No hits: try another strategy, a lower min score or a wider granularity.")
         else:
-            st.dataframe(hits_frame(result), hide_index=True, column_config={
-                "confidence": st.column_config.ProgressColumn("confidence", min_value=0.0, max_value=1.0,
-                                                              format="%.2f"),
-                "score": st.column_config.NumberColumn("score", format="%.4f")})
+            dropped = sum(len(it.below_min_score) for it in result.iterations)
+            st.caption(f"Relevance is the calibrated confidence (0–1, comparable across strategies); raw scores "
+                       f"are each retriever's own scale (cosine, BM25, RRF). Min relevance "
+                       f"{result.config.get('min_score', 0.0)} dropped {dropped} hit(s).")
+            raw = {f"{name} raw": st.column_config.NumberColumn(f"{name} raw", format="%.3f")
+                   for name in hit_view.RETRIEVERS}
+            st.dataframe(hit_view.hits_frame(result), hide_index=True, column_config={
+                "relevance": st.column_config.ProgressColumn("relevance", min_value=0.0, max_value=1.0,
+                                                             format="%.2f", help="calibrated confidence"),
+                "heading": st.column_config.TextColumn("heading", width="medium"),
+                "text": st.column_config.TextColumn("text", width="large"), **raw})
+            with st.expander(f"Hit texts with the query's terms highlighted ({len(result.hits)})", expanded=True):
+                st.html("".join(hit_view.hit_card_html(i, hit, result.rewritten_query)
+                                for i, hit in enumerate(result.hits, start=1)))
         st.subheader("Iterations")
         st.dataframe(iterations_frame(result), hide_index=True)
         st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))

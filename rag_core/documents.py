@@ -7,6 +7,7 @@ a ``filelock`` so two browser sessions (threads or processes) cannot lose each o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -15,13 +16,14 @@ import tempfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from rag_core.loaders import load_many
+from rag_core.loaders import document_id, load_many
+from rag_core.loaders.archives import expand_archives, is_folder_archive
 from rag_core.types import DOC_TYPES, Document
 
 log = logging.getLogger(__name__)
@@ -265,44 +267,132 @@ class DocumentStore:
         return sum(self.delete(doc_id) for doc_id in ids)
 
 
+ON_CONFLICT = ("ask", "replace", "keep_both", "skip")
+CONFLICT_ACTIONS = ("replace", "keep_both", "skip")
+
+
+@dataclass(slots=True)
+class Conflict:
+    """A loaded file whose name is already stored with other content: nothing is decided until someone says."""
+
+    new: Document
+    stored: Document
+
+
 @dataclass(slots=True)
 class AddReport:
-    """What happened to a batch of files: newly added, already present, replaced old versions, per-file errors."""
+    """What happened to a batch of files: added, already present, replaced old versions, kept under a new name,
+    skipped, same-name conflicts waiting for a decision, per-file errors."""
 
     added: list[Document] = field(default_factory=list)
     existing: list[Document] = field(default_factory=list)
     replaced: list[Document] = field(default_factory=list)
+    renamed: list[Document] = field(default_factory=list)
+    skipped: list[Document] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def documents(self) -> list[Document]:
         return self.added + self.existing
 
+    def merge(self, other: AddReport) -> AddReport:
+        for name in ("added", "existing", "replaced", "renamed", "skipped", "conflicts", "errors"):
+            getattr(self, name).extend(getattr(other, name))
+        return self
+
+
+def free_name(name: str, taken: set[str]) -> str:
+    """``name`` or, when taken, ``stem (2).ext``, ``stem (3).ext`` … in the same folder."""
+    if name not in taken:
+        return name
+    path = PurePosixPath(name)
+    suffix = "".join(path.suffixes[-1:])
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    n = 2
+    while f"{stem} ({n}){suffix}" in taken:
+        n += 1
+    return f"{stem} ({n}){suffix}"
+
+
+def _renamed(doc: Document, name: str) -> Document:
+    """``doc`` under another name, with its own stable id (derived from the new name and the content's id)."""
+    return dataclasses.replace(doc, name=name, id=document_id(name, doc.id.encode()),
+                               metadata={**doc.metadata, "renamed_from": doc.name})
+
 
 def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None,
-              replace_same_name: bool = True) -> AddReport:
-    """Load files (paths or ``(name, bytes)`` pairs) and store them, going on past per-file failures.
+              replace_same_name: bool = True, on_conflict: str = "replace", keep_folders: bool = True) -> AddReport:
+    """Load files (paths or ``(name, bytes)`` pairs; a folder's ZIP is expanded) and store them, going on past
+    per-file failures.
 
-    With ``replace_same_name`` a file whose name is already stored with other content is a new version: the old
-    one is removed from the store (as ``Index.ingest`` does in the index), so the two never disagree.
+    A file whose name is already stored with other content is a conflict, settled by ``on_conflict``:
+    ``"replace"`` (a new version: the old one is removed from the store, as ``Index.ingest`` does in the index),
+    ``"keep_both"`` (stored as ``name (2).ext``), ``"skip"``, or ``"ask"``: not stored, returned in
+    ``report.conflicts`` for ``resolve_conflicts``. ``replace_same_name=False`` stores same-named files side by
+    side. ``keep_folders`` (the default) keeps relative paths in names (a folder upload), so ``guide/index.md``
+    and ``config/index.md`` are two documents; a ZIP's members always keep theirs.
     """
-    docs, errors = load_many(items, max_bytes=max_bytes, progress=progress)
-    report = AddReport(errors=list(errors))
+    if on_conflict not in ON_CONFLICT:
+        raise ValueError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}, got {on_conflict!r}")
+    items = list(items)
+    archives = [i for i in items if isinstance(i, tuple) and is_folder_archive(bytes(i[1]))]
+    members, archive_errors = expand_archives(archives, max_member_bytes=max_bytes)
+    docs, errors = load_many([i for i in items if not any(i is a for a in archives)], max_bytes=max_bytes,
+                             progress=progress, keep_folders=keep_folders)
+    member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
+    docs += member_docs
+    report = AddReport(errors=[*archive_errors, *errors, *member_errors])
+    if not replace_same_name:
+        return _store_new(store, docs, report)
+    latest = {doc.name: doc for doc in store.list()}
+    plain: list[Document] = []
+    for doc in docs:
+        previous = latest.get(doc.name)
+        if previous is None or previous.id == doc.id:
+            plain.append(doc)
+            latest[doc.name] = doc
+        elif on_conflict == "ask":
+            report.conflicts.append(Conflict(doc, previous))
+        else:
+            _store_new(store, plain, report)
+            plain = []
+            report.merge(resolve_conflicts(store, [(Conflict(doc, previous), on_conflict)]))
+            latest = {d.name: d for d in store.list()}
+    _store_new(store, plain, report)
+    gone = {d.id for d in report.replaced}  # a batch's own earlier file that a later one replaced
+    report.added = [d for d in report.added if d.id not in gone]
+    return report
+
+
+def _store_new(store: DocumentStore, docs: list[Document], report: AddReport) -> AddReport:
     try:
-        latest = {doc.name: doc for doc in store.list()}
-        results = store.add_many(docs)
-        for stored, is_new in results:
-            if not is_new:
-                report.existing.append(stored)
-                continue
-            previous = latest.get(stored.name)
-            if replace_same_name and previous is not None and previous.id != stored.id:
-                store.delete(previous.id)
-                report.replaced.append(previous)
-                if previous in report.added:
-                    report.added.remove(previous)
-            latest[stored.name] = stored
-            report.added.append(stored)
+        for stored, is_new in store.add_many(docs):
+            (report.added if is_new else report.existing).append(stored)
     except OSError as e:
         report.errors.extend((doc.name, f"{doc.name}: could not be saved ({e.strerror or e}).") for doc in docs)
+    return report
+
+
+def resolve_conflicts(store: DocumentStore, decisions: Iterable[tuple[Conflict, str]]) -> AddReport:
+    """Carry out the decision for each same-name conflict: ``replace``, ``keep_both`` or ``skip``."""
+    report = AddReport()
+    for conflict, action in decisions:
+        if action not in CONFLICT_ACTIONS:
+            raise ValueError(f"a conflict is settled by one of {', '.join(CONFLICT_ACTIONS)}, got {action!r}")
+        if action == "skip":
+            report.skipped.append(conflict.new)
+            continue
+        if action == "keep_both":
+            taken = {d.name for d in store.list()}
+            doc = _renamed(conflict.new, free_name(conflict.new.name, taken))
+            before = len(report.added)
+            _store_new(store, [doc], report)
+            report.renamed.extend(report.added[before:])
+            continue
+        before = len(report.added)
+        _store_new(store, [conflict.new], report)
+        if len(report.added) > before and store.get(conflict.stored.id) is not None:
+            store.delete(conflict.stored.id)
+            report.replaced.append(conflict.stored)
     return report

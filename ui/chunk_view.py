@@ -153,30 +153,43 @@ def size_histogram(chunks: Sequence[Chunk], max_tokens: int, title: str = "Chunk
     return figure
 
 
+def _plain_label(text: str, words: int = 6) -> str:
+    """A short one-line label from document text; ``<``/``>`` swapped so Plotly never reads markup in it."""
+    parts = text.split()
+    short = " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+    return short.replace("<", "‹").replace(">", "›").replace("&", "＆")
+
+
 def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
-    """Document → sections → paragraphs, each box sized by tokens (rows left out: they repeat their table)."""
-    kept = [c for c in chunks if c.granularity in ("document", "section", "paragraph")]
+    """Document → sections → paragraphs in document order, each box sized by tokens, labelled by its heading or
+    its first words (rows left out: they repeat their table)."""
+    kept = sorted((c for c in chunks if c.granularity in ("document", "section", "paragraph")),
+                  key=lambda c: (("document", "section", "paragraph").index(c.granularity), c.start, c.position))
     ids = {c.id for c in kept}
     root = "__root__"
-    labels, parents, values, node_ids, hover = [document_name], [""], [0], [root], [document_name]
+    labels, parents, values, node_ids, hover = [_plain_label(document_name, 12)], [""], [0], [root], [
+        _plain_label(document_name, 12)]
     for c in kept:
         node_ids.append(c.id)
         parents.append(c.parent_id if c.parent_id in ids else root)
-        if c.granularity == "paragraph":
-            label = f"¶ {c.chunk_type}"
+        if c.granularity == "paragraph":  # its first words after any heading line it repeats
+            body = "\n".join(line for line in c.text.splitlines() if not line.lstrip().startswith("#"))
+            label = f"¶ {_plain_label(body.strip() or c.text)}"
         elif c.granularity == "section":
-            label = c.heading_path[-1] if c.heading_path else "section"
+            label = _plain_label(c.heading_path[-1], 10) if c.heading_path else "section"
             if c.metadata.get("parts"):
                 label += f" ({c.metadata['part']}/{c.metadata['parts']})"
         else:
             label = "document" + (f" ({c.metadata['part']}/{c.metadata['parts']})" if c.metadata.get("parts") else "")
         labels.append(label)
         values.append(c.tokens if c.granularity == "paragraph" else 0)
-        hover.append(f"{c.granularity} · {c.tokens} tokens · {c.heading or '(top)'}")
+        hover.append(_plain_label(f"{c.granularity} · {c.chunk_type} · {c.tokens} tokens · {c.heading or '(top)'}",
+                                  40))
     figure = go.Figure(go.Treemap(ids=node_ids, labels=[plot_text(label) for label in labels], parents=parents,
-                                  values=values, branchvalues="remainder",
-                                  hovertext=[plot_text(text) for text in hover], hoverinfo="text"))
-    figure.update_layout(height=460, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+                                  values=values, sort=False, branchvalues="remainder",
+                                  hovertext=[plot_text(text) for text in hover], hoverinfo="text", maxdepth=3,
+                                  textfont={"size": 13}))
+    figure.update_layout(height=520, margin={"l": 0, "r": 0, "t": 10, "b": 0})
     return figure
 
 
@@ -198,16 +211,43 @@ def compare_table(a: dict[str, float], b: dict[str, float]) -> pd.DataFrame:
                         columns=["metric", "A", "B", "Δ (B − A)"])
 
 
-def boundaries(chunks: Sequence[Chunk]) -> set[int]:
-    return {c.start for c in chunks} | {c.end for c in chunks}
+def boundaries(chunks: Sequence[Chunk], text: str = "") -> set[int]:
+    """Where the chunks cut the text: each chunk's start (past leading white space) except at the very beginning.
+
+    One cut is one position: the end of a chunk and the start of the next (a blank line apart) were counted as
+    two boundaries, so every difference appeared twice.
+    """
+    cuts = set()
+    for c in chunks:
+        start = c.start
+        while start < len(text) and text[start].isspace():
+            start += 1
+        cuts.add(start)
+    first = min(cuts, default=0)
+    return {pos for pos in cuts if pos > first}
 
 
 def boundary_diff(text: str, a: Sequence[Chunk], b: Sequence[Chunk], context: int = 30) -> pd.DataFrame:
     """Boundaries present in only one configuration, with the text around each (for the A/B view)."""
-    only_a, only_b = boundaries(a) - boundaries(b), boundaries(b) - boundaries(a)
+    cuts_a, cuts_b = boundaries(a, text), boundaries(b, text)
+    only_a, only_b = cuts_a - cuts_b, cuts_b - cuts_a
     rows = [
         {"offset": pos, "boundary in": "A only" if pos in only_a else "B only",
          "context": (text[max(0, pos - context) : pos] + " ⟂ " + text[pos : pos + context]).replace("\n", "⏎")}
         for pos in sorted(only_a | only_b)
     ]
     return pd.DataFrame(rows, columns=["offset", "boundary in", "context"])
+
+
+def findings_table(findings: Sequence[dict]) -> pd.DataFrame:
+    """Lint findings, one row per (kind, span): the same cut seen by several chunks (one per granularity) was
+    listed once per chunk; ``chunks`` says how many chunks share it."""
+    rows: dict[tuple, dict] = {}
+    for f in findings:
+        key = (f["kind"], f["start"], f["end"])
+        if key in rows:
+            rows[key]["chunks"] += 1
+        else:
+            rows[key] = {"kind": f["kind"], "start": f["start"], "end": f["end"], "chunks": 1, "detail": f["detail"],
+                         "first chunk": f["chunk_id"]}
+    return pd.DataFrame(list(rows.values()), columns=["kind", "start", "end", "chunks", "detail", "first chunk"])

@@ -149,8 +149,26 @@ def config_badge(where=st.sidebar) -> None:
         f"**Active config:** `{config.name}` · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
         f"{config.embedding.embedder} · {r.strategy} k={r.initial_k}→{r.max_k} · agent {config.agent.policy}"
     )
+    where.caption(index_line(config))
     s = settings()
     if s.llm_configured:
         where.caption(f"LLM: {md_escape(s.llm_model)} at {md_escape(s.llm_base_url)}")
     else:
         where.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")
+
+
+def index_line(config: RAGConfig) -> str:
+    """What the active index holds and was built with (a re-index job for it shows as building)."""
+    from rag_core.jobs import runner_for
+
+    c = config.chunking
+    built = f"{c.strategy} {c.max_tokens} tok, overlap {c.overlap} · {config.embedding.embedder}"
+    name = config.collection_name()
+    building = [job for job in runner_for(settings().data_dir).active() if job.collection == name]
+    try:
+        index = index_for(config)
+        n_docs, n_chunks = len(index.documents()), sum(index.count().values())
+    except Exception as e:  # the badge never breaks a page; the page itself reports the problem
+        return f"**Index** `{name}`: unavailable ({type(e).__name__})."
+    progress = f"building, {building[0].counts()['indexed']}/{len(building[0].files)} done · " if building else ""
+    return f"**Index** `{name}`: {progress}{n_docs} docs, {n_chunks} chunks · built with {built}"

@@ -219,11 +219,12 @@ def iter_named_paths(
     return found
 
 
-def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None,
-              progress=None) -> tuple[list[Document], list[tuple[str, str]]]:
+def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None, progress=None,
+              keep_folders: bool = False) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a batch, going on past failures: (documents, [(file name, error message), ...]).
 
     ``items`` are paths or ``(name, bytes)`` pairs; ``progress(done, total, name)`` is called after each.
+    ``keep_folders`` keeps the relative path of a pair's name (a folder upload's ``guide/index.md``).
     """
     items = list(items)
     limit = default_max_bytes() if max_bytes is None else max_bytes
@@ -231,12 +232,12 @@ def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None,
     errors: list[tuple[str, str]] = []
     for done, item in enumerate(items, start=1):
         if isinstance(item, tuple):
-            name = safe_name(item[0])
+            name = safe_name(item[0], keep_folders=keep_folders)
         else:
             name = safe_name(Path(item).name)
         try:
-            doc = load_bytes(item[0], item[1], max_bytes=limit) if isinstance(item, tuple) else load_path(
-                item, max_bytes=limit)
+            doc = load_bytes(item[0], item[1], max_bytes=limit, keep_folders=keep_folders) if isinstance(
+                item, tuple) else load_path(item, max_bytes=limit)
             docs.append(doc)
         except LoadError as e:
             errors.append((name, str(e)))

@@ -38,6 +38,7 @@ class WhyNot:
     rrf_contributions: dict[str, float]
     depth: int
     checks: list[StepCheck] = field(default_factory=list)
+    scope: str = "filtered"  # ranks under the last pass's filters (as the hits table), or "whole index"
 
     @property
     def removed_by(self) -> str | None:
@@ -53,6 +54,7 @@ class WhyNot:
         return {
             "chunk_id": self.chunk.id,
             "ranks": dict(self.ranks),
+            "scope": self.scope,
             "scores": dict(self.scores),
             "rrf_contributions": dict(self.rrf_contributions),
             "depth": self.depth,
@@ -101,8 +103,14 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     config = retriever.effective_config(
         {k: v for k, v in result.config.items() if k in type(retriever.config).model_fields})
     query = result.rewritten_query
-    vector_pairs = index.vector_search(query, depth, Filters(), ())
-    keyword_pairs = index.keyword_search(query, depth, Filters(), ())
+    last = result.iterations[-1]
+    # Rank under the last pass's filters, as the hits table does (a whole-index rank read "rank 11" beside a
+    # table saying 20); a chunk those filters exclude is ranked on the whole index instead.
+    scope = "whole index" if _filter_failure(chunk, last.filters) else "filtered"
+    filters = Filters() if scope == "whole index" else Filters(
+        granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types"))
+    vector_pairs = index.vector_search(query, depth, filters, tuple(exclude_ids))
+    keyword_pairs = index.keyword_search(query, depth, filters, tuple(exclude_ids))
     ranks: dict[str, int | None] = {}
     scores: dict[str, float | None] = {}
     ranks["vector"], scores["vector"] = _rank_of(chunk_id, vector_pairs)
@@ -113,9 +121,8 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     item = next((f for f in fused if f.id == chunk_id), None)
     ranks["fused"] = next((i for i, f in enumerate(fused, start=1) if f.id == chunk_id), None)
     scores["fused"] = item.score if item else None
-    why = WhyNot(chunk, ranks, scores, dict(item.contributions) if item else {}, depth)
+    why = WhyNot(chunk, ranks, scores, dict(item.contributions) if item else {}, depth, scope=scope)
 
-    last = result.iterations[-1]
     excluded = set(exclude_ids)
     why.checks.append(StepCheck("exclude", chunk_id not in excluded,
                                 "already retrieved (in exclude_ids)" if chunk_id in excluded else "not excluded"))

@@ -33,3 +33,16 @@ def visit_another_page(at: AppTest, page: str, back: str = "pages/home.py") -> A
     at.switch_page(page).run()
     assert not at.exception
     return at
+
+
+def finish_jobs(at: AppTest | None = None, timeout: float = 120) -> AppTest | None:
+    """Wait for the background jobs of this test's data directory, then rerun ``at`` to show their result."""
+    from rag_core.config import get_settings
+    from rag_core.jobs import runner_for
+
+    runner = runner_for(get_settings().data_dir)
+    for job in runner.active():
+        runner.wait(job.id, timeout)
+    if at is not None:
+        at.run()
+    return at

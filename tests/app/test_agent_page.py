@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from pathlib import Path
@@ -65,8 +66,14 @@ def test_real_question_streams_steps_and_answers_with_citations(indexed):
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
     statuses = [s.label for s in at.status]
-    assert statuses[0].startswith("Step 1 · search(query='How do I rotate the API key?'")
-    assert statuses[-1].startswith("Step") and "done(" in statuses[-1]
+    assert statuses[0].startswith("Step 1 · Searched paragraphs for “How do I rotate the API key?”")
+    assert statuses[-1].startswith("Step") and "Answered, citing" in statuses[-1]
+    calls = [c.value for c in at.code]
+    assert calls[0].startswith("search(query='How do I rotate the API key?'")  # the raw call, inside the step
+    answer = at.markdown[-1].value if "Extractive" in at.markdown[-1].value else next(
+        m.value for m in at.markdown if "Extractive answer" in m.value)
+    assert not re.search(r"\[[0-9a-f]{16}\]", answer)  # no chunk ids in the answer
+    assert re.search(r"\\\[guide\\\.md › [^\]]+\\\]", answer)  # sources named instead
     assert [s.state for s in at.status] == ["complete"] * len(statuses)
     text = _markdown(at)
     assert "Extractive answer (offline policy)" in text
@@ -119,7 +126,7 @@ def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
         at.run()
         at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
-    assert [s.label.split(" · ")[1].split("(")[0] for s in at.status] == ["search", "done"]
+    assert [s.label.split(" · ")[1] for s in at.status] == ["Searched paragraphs for “rotate API key”", "Answered"]
     assert "Open Settings › Keys and press **Rotate**." in _markdown(at)
     result = at.session_state["agent_chat"][0][1]
     assert (result.policy, result.extractive, result.llm_tokens) == ("llm", False, 120)
@@ -163,7 +170,8 @@ def test_failing_llm_endpoint_falls_back_to_offline(indexed, monkeypatch):
     at.run()
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
-    assert at.status[0].label.startswith("Step 1 · fallback()") and at.status[0].label.endswith("· failed")
+    assert at.status[0].label.startswith("Step 1 · The LLM endpoint failed: fell back to the offline policy")
+    assert at.status[0].label.endswith("· failed")
     assert at.status[0].state == "error"
     assert any("LLM endpoint failed; the offline policy answered instead" in w.value for w in at.warning)
     assert "To rotate the API key" in _markdown(at)
@@ -232,8 +240,8 @@ def test_long_step_arguments_are_cut_with_an_ellipsis(indexed):
     at.chat_input[0].set_value("What does the guide say about rotating the API key in the settings page?").run()
     assert not at.exception
     label = at.status[0].label
-    assert "(query='What does the guide say about rotating the API key i…, granularity=" in label  # was cut bare
-    assert label.startswith("Step 1 · search(") and label.count("…") == 1
+    assert label.startswith("Step 1 · Searched paragraphs for “What does the guide say about rotating the API key "
+                            "in the s…”") and label.count("…") == 1  # cut with an ellipsis, not bare
 
 
 def test_unavailable_index_is_not_called_empty(indexed, monkeypatch):

@@ -80,13 +80,71 @@ def test_select_slide_switch_strategy_and_compare(guide_doc):
     assert len(at.dataframe[1].value) > 0  # boundary differences listed
 
 
-def test_overlap_not_below_max_shows_a_message(guide_doc):
+def test_overlap_is_bounded_by_max_tokens_and_the_minimum_keeps_the_page(guide_doc):
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.run()
-    at.slider(key="a_max_tokens").set_value(64).run()
-    at.slider(key="a_overlap").set_value(128).run()
+    at.slider(key="a_max_tokens").set_value(512).run()
+    at.slider(key="a_overlap").set_value(200).run()
+    assert at.slider(key="a_overlap").max == 256
+    at.slider(key="a_max_tokens").set_value(32).run()  # was: "overlap (32) must be smaller…" and no page
+    assert not at.exception and not at.error
+    assert at.slider(key="a_overlap").max == 16 and at.slider(key="a_overlap").value == 16
+    assert at.caption[0].value.endswith("hover a span for its details")
+    assert "chunks at paragraph granularity" in at.caption[0].value
+    for view in ("Chunk table", "Charts", "Integrity", "A/B compare"):
+        at.radio(key="explorer_view").set_value(view).run()
+        assert not at.exception and not at.error, view
+    for key in ("b_max_tokens",):  # configuration B at its extremes too
+        at.slider(key=key).set_value(32).run()
+        assert not at.exception and not at.error
+        at.slider(key=key).set_value(2048).run()
+        at.slider(key="b_overlap").set_value(256).run()
+        assert not at.exception and not at.error
+
+
+def test_use_these_settings_saves_the_chunking_and_reindexes_as_a_job(guide_doc, data_dir):
+    from rag_core.configstore import ConfigStore
+    from rag_core.jobs import runner_for
+    from tests.app.apptest_helpers import finish_jobs, page_app
+
+    config = RAGConfig(name="team", embedding=EmbeddingConfig(embedder="hash"))
+    ConfigStore(data_dir).save(config)
+    at = page_app(PAGE, config)
+    at.run()
+    assert at.button(key="explorer_apply").disabled  # nothing tuned yet
+    at.slider(key="a_max_tokens").set_value(128).run()
+    at.slider(key="a_overlap").set_value(16).run()
+    at.button(key="explorer_apply").click().run()
     assert not at.exception
-    assert "overlap (128) must be smaller than max_tokens (64)" in at.error[0].value
+    tuned = ChunkingConfig(strategy="structure", max_tokens=128, overlap=16)
+    assert at.session_state["active_config"].chunking == tuned
+    assert ConfigStore(data_dir).load("team").chunking == tuned  # saved into the configuration it came from
+    assert at.success[0].value.startswith("Saved into the active configuration `team`; Re\\-indexing 1 document")
+    job = runner_for(data_dir).jobs(limit=1)[0]
+    assert job.kind == "reindex" and job.settings == tuned.model_dump()
+    assert job.collection == config.model_copy(update={"chunking": tuned}).collection_name()
+    finish_jobs(at)
+    assert runner_for(data_dir).get(job.id).state == "done"
+    assert at.button(key="explorer_apply").disabled
+    from rag_core.config import get_settings
+    from rag_core.services import open_index
+
+    index = open_index(at.session_state["active_config"], get_settings())
+    assert [row["name"] for row in index.documents()] == ["guide.md"]
+
+
+def test_the_sidebar_names_what_the_index_was_built_with(guide_doc, data_dir):
+    config = RAGConfig(name="team", chunking=ChunkingConfig(max_tokens=128, overlap=16),
+                       embedding=EmbeddingConfig(embedder="hash"))
+    from rag_core.config import get_settings
+    from rag_core.services import open_index
+
+    open_index(config, get_settings()).ingest([guide_doc])
+    at = studio_app(config)
+    at.run()
+    line = next(c.value for c in at.sidebar.caption if c.value.startswith("**Index**"))
+    assert line.startswith(f"**Index** `{config.collection_name()}`: 1 docs, ")
+    assert line.endswith("built with structure 128 tok, overlap 16 · hash")
 
 
 def test_prefill_selects_document_chunk_and_ab_view(guide_doc):
@@ -150,6 +208,12 @@ def test_summary_boundary_diff_and_table():
         {"offset": 4, "boundary in": "B only", "context": "cd ⟂ ef"},
         {"offset": 5, "boundary in": "A only", "context": "de ⟂ fg"},
     ]
+    # one cut is one row: a chunk ending before a blank line and the next starting after it are the same cut
+    text2 = "one two\n\nthree four\n\nfive"
+    a2 = [_chunk("x1", 0, 7, text2), _chunk("x2", 9, 19, text2), _chunk("x3", 21, 25, text2)]
+    b2 = [_chunk("y1", 0, 19, text2), _chunk("y2", 19, 25, text2)]
+    assert chunk_view.boundary_diff(text2, a2, b2, context=3).to_dict("records") == [
+        {"offset": 9, "boundary in": "A only", "context": "o⏎⏎ ⟂ thr"}]
     assert chunk_view.summary(a, 2) == {"chunks": 2, "mean tokens": 3.0, "min tokens": 3, "max tokens": 3,
                                         "violations": 2}
     assert chunk_view.summary([], 0)["max tokens"] == 0
@@ -242,3 +306,27 @@ def test_a_kept_document_deleted_meanwhile_falls_back_to_the_first(data_dir):
     at.switch_page("pages/chunk_explorer.py").run()
     assert not at.exception
     assert at.selectbox(key="explorer_doc").value == first.id
+
+
+def test_treemap_keeps_document_order_and_readable_plain_labels(guide_doc):
+    chunks = chunk_document(guide_doc, ChunkingConfig(), "all")
+    trace = chunk_view.treemap(chunks, "guide.md").data[0]
+    assert trace.sort is False  # Plotly's default sorts boxes by size, scrambling the document's order
+    by_id = {c.id: c for c in chunks}
+    starts = [by_id[node].start for node in trace.ids if node in by_id and by_id[node].granularity == "paragraph"]
+    assert starts == sorted(starts) and len(starts) > 3  # paragraphs in the order they are written
+    paragraphs = [label for label in trace.labels if label.startswith("¶ ")]
+    assert paragraphs[0].startswith("¶ The flow is: 1. Sign")
+    assert all("<" not in label for label in trace.labels)
+    assert any("‹script›alert('x')‹/script›" in label for label in trace.labels)
+
+
+def test_integrity_findings_list_each_span_once():
+    same = {"kind": "sentence_cut", "start": 10, "end": 40, "detail": "cut inside a sentence"}
+    findings = [{**same, "chunk_id": f"c{i}"} for i in range(5)] + [
+        {"kind": "over_max_tokens", "start": 50, "end": 90, "detail": "too long", "chunk_id": "c9"}]
+    table = chunk_view.findings_table(findings)
+    assert table.to_dict("records") == [
+        {"kind": "sentence_cut", "start": 10, "end": 40, "chunks": 5, "detail": "cut inside a sentence",
+         "first chunk": "c0"},
+        {"kind": "over_max_tokens", "start": 50, "end": 90, "chunks": 1, "detail": "too long", "first chunk": "c9"}]

@@ -11,7 +11,7 @@ from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes, sample_paths
 from rag_core.services import open_index
-from tests.app.apptest_helpers import page_app
+from tests.app.apptest_helpers import finish_jobs, page_app
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
@@ -22,7 +22,13 @@ def _app(**session) -> AppTest:
 
 
 def _table(at: AppTest):
-    assert len(at.dataframe) == 1
+    """The documents table (the last one: a job's per-file table may come before it)."""
+    assert at.dataframe
+    return at.dataframe[-1].value
+
+
+def _job_table(at: AppTest):
+    assert len(at.dataframe) == 2
     return at.dataframe[0].value
 
 
@@ -40,18 +46,25 @@ def test_load_samples_button_stores_and_indexes_everything(data_dir):
     at.button[0].click().run()
     assert not at.exception
     n_samples = len(sample_paths())
+    finish_jobs(at)
     table = _table(at)
     assert len(table) == n_samples
     assert set(table["index"]) == {"indexed"}
     assert (table["paragraph"] > 0).all() and (table["document"] >= 1).all()
     assert [s.value for s in at.success] == [f"Added {n_samples} document(s).", at.success[1].value]
-    assert at.success[1].value.startswith(f"Indexed {n_samples} document(s): ")
+    assert at.success[1].value.startswith(f"Indexing {n_samples} document\\(s\\) — done: {n_samples} indexed, "
+                                          "0 already indexed, 0 failed (")
+    assert set(_job_table(at)["status"]) == {"✅ indexed"}
     assert len(DocumentStore(data_dir).list()) == n_samples
     index = open_index(HASH_CONFIG, get_settings())
     assert len(index.documents()) == n_samples
 
     at.button[0].click().run()  # the same files again are recognised, not duplicated
     assert not at.exception
+    finish_jobs(at)
+    from rag_core.jobs import runner_for
+
+    assert runner_for(data_dir).jobs(limit=1)[0].message == f"0 indexed, {n_samples} already indexed, 0 failed"
     assert len(_table(at)) == n_samples
     assert at.info[0].value.startswith("Already stored (recognised, not duplicated): ")
     assert not at.error
@@ -61,6 +74,7 @@ def test_guided_demo_prefill_loads_samples_without_a_click(data_dir):
     at = _app(prefill={"page": "documents", "load_samples": True})
     at.run()
     assert not at.exception
+    finish_jobs(at)
     assert len(_table(at)) == len(sample_paths())
     assert "prefill" not in at.session_state
 
@@ -83,6 +97,7 @@ def test_list_shows_unindexed_documents_with_chunk_counts_and_index_all(data_dir
     assert index_all[0].label == "Index all (2 not yet in this collection)"
     index_all[0].click().run()
     assert not at.exception
+    finish_jobs(at)
     assert list(_table(at)["index"]) == ["indexed", "indexed"]
     assert not [b for b in at.button if b.label.startswith("Index all")]
 
@@ -190,6 +205,7 @@ def test_guided_demo_from_home_loads_the_samples(data_dir):
     at.run()
     at.button(key="demo_docs").click().run()
     assert not at.exception
+    finish_jobs(at)
     assert [t.value for t in at.title] == ["📄 Documents"]
     assert len(_table(at)) == len(sample_paths())
     assert set(_table(at)["index"]) == {"indexed"}
@@ -211,7 +227,8 @@ def test_upload_loads_good_files_and_reports_each_bad_one(data_dir):
         "empty\\.md: the file is empty\\.",
     ]
     assert at.success[0].value == "Added 2 document(s)."
-    assert at.success[1].value.startswith("Indexed 2 document(s): ")
+    finish_jobs(at)
+    assert at.success[1].value.startswith("Indexing 2 document\\(s\\) — done: 2 indexed")
     table = _table(at)
     assert list(table["name"]) == ["guide.md", "plans.csv"]
     assert list(table["index"]) == ["indexed", "indexed"]

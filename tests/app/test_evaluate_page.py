@@ -328,3 +328,23 @@ def test_an_uploaded_question_file_is_still_used_after_a_visit_to_another_page(d
     assert any("**mine\\.csv**, uploaded earlier" in c for c in captions)
     assert any("2 questions" in c for c in captions)
     assert next(b for b in at.button if b.label == "Run evaluation").disabled is False
+
+
+def test_demo_step_four_shows_the_latest_leaderboard_at_once(data_dir):
+    ResultsStore(data_dir).save(_hand_run("run1", 0.8))
+    at = _app(prefill={"page": "evaluate", "question_set": "golden", "leaderboard": True}).run()
+    assert not at.exception
+    assert at.tabs[1].label == "🏆 Results"  # (which tab opens first is checked in the browser suite)
+    board = at.tabs[1].dataframe[0].value
+    assert len(board) == 1 and "mrr" in board.columns
+    assert len(ResultsStore(data_dir).list()) == 1  # nothing re-run when a run exists
+
+
+def test_demo_step_four_runs_an_evaluation_when_there_is_none(docs, data_dir):
+    at = _app(prefill={"page": "evaluate", "question_set": "golden", "leaderboard": True}).run()
+    assert not at.exception, at.exception
+    runs = ResultsStore(data_dir).list()
+    assert len(runs) == 1 and runs[0]["status"] == "complete"
+    assert sorted(ResultsStore(data_dir).load(runs[0]["id"]).strategies) == ["agent", "hybrid", "keyword", "vector"]
+    board = at.tabs[1].dataframe[0].value
+    assert len(board) == 4

@@ -53,7 +53,7 @@ def test_home_shows_the_demo_with_fallback_question(data_dir):
     ("key", "expected"),
     [
         ("demo_docs", {"page": "documents", "load_samples": True}),
-        ("demo_eval", {"page": "evaluate", "question_set": "golden"}),
+        ("demo_eval", {"page": "evaluate", "question_set": "golden", "leaderboard": True}),
         ("demo_agent", {"page": "agent", "question": "What does Wrenfall keep in PostgreSQL, and how is metric "
                                                      "data stored on disk?", "compare": True}),
     ],

@@ -60,8 +60,13 @@ def test_real_search_shows_hits_iterations_chart_and_context(indexed):
     _search(at, "how do I rotate the API key")
     assert not at.exception
     hits = at.dataframe[0].value
-    assert hits["text"].iloc[0].startswith("## Keys\n\nTo rotate the API key")
-    assert {"vector rank", "keyword rank", "fused rank", "confidence"} <= set(hits.columns)
+    assert hits["text"].iloc[0].startswith("## Keys To rotate the API key")
+    assert list(hits.columns[:5]) == ["#", "relevance", "source", "heading", "text"]  # text on screen, not far right
+    assert {"vector rank", "keyword rank", "fused rank", "vector raw", "keyword raw", "fused raw"} <= set(hits.columns)
+    assert hits["relevance"].between(0, 1).all()
+    cards = "".join(h.proto.body for h in at.get("html"))
+    assert "To <mark>rotate</mark> the <mark>API</mark> <mark>key</mark>" in cards
+    assert any(c.value.startswith("Relevance is the calibrated confidence") for c in at.caption)
     iterations = at.dataframe[1].value
     assert list(iterations["iteration"]) == list(range(1, len(iterations) + 1))
     assert iterations["decision"].iloc[-1] == "stop"
@@ -149,3 +154,48 @@ def test_empty_index_with_stored_documents_says_index_them(data_dir):
     assert not at.exception
     assert at.info[0].value == ("The active index is empty, but 1 document(s) are stored: index them with "
                                 "**Index all** on the Documents page.")
+
+
+def test_hit_text_is_escaped_and_highlighted_by_stem():
+    from ui.hits import highlight_html
+
+    shown = highlight_html("<script>alert(1)</script> Rotating keys: rotate_key() & more", "how to rotate a key")
+    assert shown.startswith("&lt;script&gt;alert(1)&lt;/script&gt; <mark>Rotating</mark> <mark>keys</mark>:")
+    assert "<script" not in shown and "&amp; more" in shown
+    assert highlight_html("x" * 800, "x").endswith(" …") and len(highlight_html("x" * 800, "q")) < 710
+    assert highlight_html("<b>bold</b>", "") == "&lt;b&gt;bold&lt;/b&gt;"
+
+
+def test_min_relevance_acts_on_the_relevance_column(indexed):
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("hybrid").run()
+    _search(at, "how do I rotate the API key")
+    everything = at.dataframe[0].value
+    cut = float(everything["relevance"].median())
+    next(s for s in at.slider if s.label == "Min relevance (drop hits below)").set_value(round(cut + 0.025, 2)).run()
+    kept = at.dataframe[0].value
+    assert (kept["relevance"] >= round(cut + 0.025, 2)).all()
+    assert len(kept) < len(everything) or at.dataframe[1].value["below min relevance"].sum() > 0
+    caption = next(c.value for c in at.caption if c.value.startswith("Relevance is"))
+    assert "dropped" in caption and "dropped 0 hit" not in caption
+
+
+def test_why_not_ranks_match_the_hits_table(indexed):
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("hybrid").run()
+    _search(at, "how do I rotate the API key")
+    hits = at.dataframe[0].value
+    last = hits.iloc[-1]
+    from rag_core.config import get_settings
+    from rag_core.retrieval.diagnose import find_chunks
+
+    needle = last["heading"].split(" › ")[-1]
+    at.text_input(key="lab_why_text").input(needle).run()
+    candidates = find_chunks(open_index(HASH_CONFIG, get_settings()), needle)
+    at.selectbox(key="lab_why_chunk").select_index([c.id for c in candidates].index(last["chunk id"])).run()
+    ranks = at.dataframe[-2].value.set_index("retriever")["rank (last pass's filters)"]
+    for name in ("vector", "keyword"):
+        if last[f"{name} rank"] == last[f"{name} rank"]:  # not NaN: the table lists a rank for it
+            assert ranks[name] == last[f"{name} rank"], name

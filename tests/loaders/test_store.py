@@ -176,7 +176,7 @@ def test_add_files_new_version_of_a_name_replaces_the_old_one(data_dir):
 
 def test_add_files_same_name_twice_in_one_batch_keeps_the_last(data_dir):
     store = DocumentStore(data_dir)
-    report = add_files(store, [("a/index.md", b"# one\n"), ("b/index.md", b"# two\n")])
+    report = add_files(store, [("index.md", b"# one\n"), ("index.md", b"# two\n")])
     assert [d.text for d in report.added] == ["# two\n"]
     assert [d.text for d in report.replaced] == ["# one\n"]
     assert [d.text for d in store.list()] == ["# two\n"]

@@ -1,0 +1,366 @@
+"""Background jobs per data directory: one worker thread runs queued jobs in order; every job's status is a JSON
+file in ``data_dir/jobs/`` so any page, session or rerun can show it (no Streamlit here).
+
+An ingest job indexes its documents one at a time, so each file has its own status (queued → chunking →
+embedding → indexed, or failed with the reason) and a cancel takes effect within one embedding batch: the
+document in progress is rolled back by the index's atomic write and the ones not started stay queued →
+cancelled. Searches meanwhile answer from the committed index (``Index`` readers use an immutable snapshot).
+A job left "running" by a process that died is shown as interrupted when the next process opens the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rag_core.documents import atomic_write_text
+from rag_core.types import Document
+
+log = logging.getLogger(__name__)
+
+FILE_STATES = ("queued", "chunking", "embedding", "indexed", "unchanged", "failed", "cancelled")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
+ACTIVE_STATES = ("queued", "running")
+KEEP_JOBS = 50  # finished job files kept per data directory (older ones are removed)
+_SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Cancelled(Exception):
+    """Raised inside a job when someone asked to cancel it."""
+
+
+@dataclass(slots=True)
+class FileStatus:
+    doc_id: str
+    name: str
+    size: int
+    state: str = "queued"
+    error: str = ""
+    chunks: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class JobStatus:
+    """What a job is doing, as saved in its status file."""
+
+    id: str
+    kind: str
+    title: str
+    collection: str
+    state: str = "queued"
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat())  # µs: orders the jobs
+    started: str = ""
+    finished: str = ""
+    message: str = ""
+    files: list[FileStatus] = field(default_factory=list)
+    current_done: int = 0  # chunks embedded of the file in progress
+    current_total: int = 0
+    elapsed_s: float = 0.0
+    pid: int = field(default_factory=os.getpid)
+    settings: dict[str, Any] = field(default_factory=dict)  # e.g. the chunking a re-index uses
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE_STATES
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(max(f.size, 1) for f in self.files)
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(FILE_STATES, 0)
+        for f in self.files:
+            counts[f.state] += 1
+        return counts
+
+    @property
+    def progress(self) -> float:
+        """Share of the work done (by document size; the file in progress by its embedded chunks)."""
+        total = self.total_bytes
+        if not total:
+            return 1.0 if not self.active else 0.0
+        done = 0.0
+        for f in self.files:
+            if f.state in ("indexed", "unchanged", "failed", "cancelled"):
+                done += max(f.size, 1)
+            elif f.state == "embedding" and self.current_total:
+                done += max(f.size, 1) * min(self.current_done / self.current_total, 1.0)
+        return min(done / total, 1.0)
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far; None until there is a pace to go by."""
+        progress = self.progress
+        if self.state != "running" or progress <= 0.02 or self.elapsed_s < 1.0:
+            return None
+        return self.elapsed_s * (1 - progress) / progress
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobStatus:
+        files = [FileStatus(**f) for f in data.get("files", [])]
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "files"}
+        return cls(**known, files=files)
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "estimating…"
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s left"
+    return f"about {seconds / 60:.0f} min left"
+
+
+@dataclass(slots=True)
+class _Work:
+    status: JobStatus
+    run: Callable[[_Work], None]
+    cancel: threading.Event = field(default_factory=threading.Event)
+    saved_at: float = 0.0
+    started_at: float = 0.0
+
+
+class JobRunner:
+    """One queue per data directory: jobs run one after another on a daemon thread; status files persist."""
+
+    def __init__(self, data_dir: str | os.PathLike):
+        self.root = Path(data_dir) / "jobs"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._queue: queue.Queue[_Work] = queue.Queue()
+        self._work: dict[str, _Work] = {}
+        self._mutex = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._mark_interrupted()
+
+    # --- status files -------------------------------------------------------------------------------
+    def _path(self, job_id: str) -> Path:
+        if not job_id.isalnum():
+            raise ValueError(f"not a job id: {job_id!r}")
+        return self.root / f"{job_id}.json"
+
+    def _save(self, work: _Work, force: bool = True) -> None:
+        now = time.monotonic()
+        if not force and now - work.saved_at < _SAVE_EVERY_S:
+            return
+        if work.started_at:
+            work.status.elapsed_s = round(now - work.started_at, 2)
+        work.saved_at = now
+        atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
+
+    def _read(self, path: Path) -> JobStatus | None:
+        try:
+            return JobStatus.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError) as e:
+            log.warning("unreadable job status %s (%s); ignoring it", path, e)
+            return None
+
+    def _mark_interrupted(self) -> None:
+        """Jobs another (dead) process left queued or running can never finish: say so."""
+        for path in self.root.glob("*.json"):
+            status = self._read(path)
+            if status is None or not status.active or status.pid == os.getpid():
+                continue
+            try:
+                os.kill(status.pid, 0)
+                continue  # that process is alive (another app or CLI instance): its job is still real
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+            status.state, status.finished = "interrupted", _now()
+            status.message = "The app stopped while this job ran; the index kept its last complete state. Run it again."
+            for f in status.files:
+                if f.state not in ("indexed", "unchanged", "failed"):
+                    f.state = "cancelled"
+            atomic_write_text(path, json.dumps(status.to_dict(), ensure_ascii=False))
+
+    # --- reading ------------------------------------------------------------------------------------
+    def get(self, job_id: str) -> JobStatus | None:
+        with self._mutex:
+            work = self._work.get(job_id)
+            if work is not None:
+                return JobStatus.from_dict(work.status.to_dict())  # a copy: the worker keeps changing its own
+        path = self._path(job_id)
+        return self._read(path) if path.exists() else None
+
+    def jobs(self, limit: int = 20) -> list[JobStatus]:
+        """Newest first: this process's jobs plus the status files of earlier ones."""
+        paths = sorted(self.root.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)[:limit]
+        found = {s.id: s for s in (self._read(p) for p in paths) if s is not None}
+        with self._mutex:
+            for job_id in list(found):
+                if job_id in self._work:
+                    found[job_id] = JobStatus.from_dict(self._work[job_id].status.to_dict())
+        return sorted(found.values(), key=lambda s: (s.created, s.id), reverse=True)[:limit]
+
+    def active(self) -> list[JobStatus]:
+        with self._mutex:
+            return [JobStatus.from_dict(w.status.to_dict()) for w in self._work.values() if w.status.active]
+
+    # --- control ------------------------------------------------------------------------------------
+    def cancel(self, job_id: str) -> bool:
+        """Ask a queued or running job to stop; False when it is not running in this process."""
+        with self._mutex:
+            work = self._work.get(job_id)
+        if work is None or not work.status.active:
+            return False
+        work.cancel.set()
+        return True
+
+    def wait(self, job_id: str, timeout: float = 60.0) -> JobStatus:
+        """Block until the job finished (tests and the command line); raises TimeoutError."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.get(job_id)
+            if status is not None and not status.active:
+                return status
+            time.sleep(0.02)
+        raise TimeoutError(f"job {job_id} still running after {timeout:.0f} s")
+
+    def submit_ingest(self, index, docs: Sequence[Document], *, title: str, kind: str = "ingest",
+                      settings: dict[str, Any] | None = None) -> JobStatus:
+        """Queue indexing ``docs`` into ``index``; returns the job's first status at once."""
+        docs = list(docs)  # (no isinstance filter: a module reloaded by Streamlit's file watcher has a new class)
+        missing = [type(d).__name__ for d in docs if not all(hasattr(d, a) for a in ("id", "name", "size"))]
+        if missing:
+            raise ValueError(f"an ingest job takes documents, got {', '.join(sorted(set(missing)))}")
+        status = JobStatus(id=uuid.uuid4().hex[:12], kind=kind, title=title, collection=index.name,
+                           files=[FileStatus(d.id, d.name, d.size) for d in docs], settings=dict(settings or {}))
+        work = _Work(status, lambda w: _run_ingest(self, w, index, docs))
+        return self._submit(work)
+
+    def _submit(self, work: _Work) -> JobStatus:
+        with self._mutex:
+            self._work[work.status.id] = work
+            self._save(work)
+            submitted = JobStatus.from_dict(work.status.to_dict())
+            self._queue.put(work)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name=f"jobs-{self.root.parent.name}",
+                                                daemon=True)
+                self._thread.start()
+        return submitted
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                work = self._queue.get(timeout=5.0)
+            except queue.Empty:
+                with self._mutex:
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            self._execute(work)
+            self._prune()
+
+    def _execute(self, work: _Work) -> None:
+        status = work.status
+        if work.cancel.is_set():
+            state, message = "cancelled", "Cancelled before it started."
+            for f in status.files:
+                f.state = "cancelled"
+        else:
+            status.state, status.started = "running", _now()
+            work.started_at = time.monotonic()
+            self._save(work)
+            try:
+                work.run(work)
+                state, message = "done", status.message
+            except Cancelled:
+                state, message = "cancelled", "Cancelled; the index keeps what was finished before."
+            except Exception as e:  # noqa: BLE001 - the job records why; the app keeps running
+                log.exception("job %s failed", status.id)
+                state, message = "failed", f"{type(e).__name__}: {e}"
+        with self._mutex:  # finished in one step: readers see the final status, then the file
+            status.state, status.message, status.finished = state, message, _now()
+            self._save(work)
+            self._work.pop(status.id, None)
+
+    def _prune(self) -> None:
+        paths = sorted(self.root.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for path in paths[KEEP_JOBS:]:
+            status = self._read(path)
+            if status is None or not status.active:
+                path.unlink(missing_ok=True)
+
+
+def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:
+    """Index the job's documents one by one, keeping each file's status."""
+    status = work.status
+    for doc, file in zip(docs, status.files, strict=True):
+        if work.cancel.is_set():
+            break
+        file.state = "chunking"
+        status.current_done = status.current_total = 0
+        runner._save(work)
+        started = time.perf_counter()
+
+        def progress(done: int, total: int, file: FileStatus = file) -> None:
+            if work.cancel.is_set():
+                raise Cancelled
+            if file.state != "embedding":
+                file.state = "embedding"
+                status.current_total = total
+                runner._save(work)
+            status.current_done, status.current_total = done, total
+            runner._save(work, force=False)
+
+        try:
+            report = index.ingest([doc], progress=progress)
+        except Cancelled:
+            file.state = "cancelled"
+            break
+        except Exception as e:  # noqa: BLE001 - one file's failure is its status; the others go on
+            log.warning("indexing %s failed: %s", doc.name, e)
+            file.state, file.error = "failed", str(e) or type(e).__name__
+            runner._save(work)
+            continue
+        file.seconds = round(time.perf_counter() - started, 2)
+        if doc.name in report.errors:
+            file.state, file.error = "failed", report.errors[doc.name]
+        elif doc.id in report.unchanged:
+            file.state = "unchanged"
+        else:
+            file.state, file.chunks = "indexed", sum(report.chunks.values())
+        runner._save(work)
+    status.current_done = status.current_total = 0
+    if work.cancel.is_set() and any(f.state in ("queued", "chunking", "embedding", "cancelled") for f in status.files):
+        for file in status.files:
+            if file.state in ("queued", "chunking", "embedding"):
+                file.state = "cancelled"
+        raise Cancelled
+    counts = status.counts()
+    status.message = (f"{counts['indexed']} indexed, {counts['unchanged']} already indexed, "
+                      f"{counts['failed']} failed")
+
+
+_runners: dict[Path, JobRunner] = {}
+_runners_lock = threading.Lock()
+
+
+def runner_for(data_dir: str | os.PathLike) -> JobRunner:
+    """The process's one runner for ``data_dir`` (its queue and worker thread)."""
+    key = Path(data_dir).resolve()
+    with _runners_lock:
+        runner = _runners.get(key)
+        if runner is None or not runner.root.exists():
+            runner = _runners[key] = JobRunner(key)
+        return runner

@@ -1,0 +1,168 @@
+"""The background job runner: per-file status, progress and ETA, cancel, persistence, searches during an ingest."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from rag_core.config import Settings
+from rag_core.embeddings import get_embedder
+from rag_core.index import Index
+from rag_core.jobs import JobRunner, JobStatus, format_eta, runner_for
+from rag_core.loaders import load_bytes
+from rag_core.types import Document
+
+
+class GatedEmbedder:
+    """The hash embedder, but each embedding call waits until the test opens the gate."""
+
+    def __init__(self, settings: Settings):
+        self.inner = get_embedder("hash", settings, None)
+        self.dim, self.id = self.inner.dim, self.inner.id
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+
+    def embed_documents(self, texts, progress=None):
+        self.entered.set()
+        assert self.gate.wait(30), "the test never opened the gate"
+        half = len(texts) // 2
+        if progress is not None:
+            progress(half, len(texts))
+        out = self.inner.embed_documents(texts)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return out
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def _doc(name: str, words: str) -> Document:
+    return load_bytes(name, f"# {name}\n\n{words}\n\n## More\n\n{words} again.\n".encode())
+
+
+@pytest.fixture
+def gated(data_dir):
+    settings = Settings(data_dir=data_dir)
+    embedder = GatedEmbedder(settings)
+    return Index.open("jobs-test", settings, embedder), embedder
+
+
+def test_ingest_job_indexes_each_file_and_says_so(data_dir, gated):
+    index, _ = gated
+    runner = JobRunner(data_dir)
+    docs = [_doc("a.md", "alpha apples"), _doc("b.md", "beta bananas")]
+    first = runner.submit_ingest(index, docs, title="2 uploads")
+    assert first.state == "queued" and [f.state for f in first.files] == ["queued", "queued"]
+    final = runner.wait(first.id)
+    assert final.state == "done"
+    assert [(f.name, f.state) for f in final.files] == [("a.md", "indexed"), ("b.md", "indexed")]
+    assert all(f.chunks > 0 for f in final.files)
+    assert final.progress == 1.0 and final.message.startswith("2 indexed")
+    assert {row["name"] for row in index.documents()} == {"a.md", "b.md"}
+    # persisted: a fresh runner (another process, or after a restart) reads the same status
+    assert JobRunner(data_dir).get(first.id).to_dict() == final.to_dict()
+    again = runner.wait(runner.submit_ingest(index, docs[:1], title="again").id)
+    assert [f.state for f in again.files] == ["unchanged"]
+
+
+def test_a_file_that_fails_says_why_and_the_others_go_on(data_dir, gated, monkeypatch):
+    index, _ = gated
+    original = Index.ingest
+
+    def picky(self, docs, progress=None, **kw):
+        if docs[0].name == "bad.md":
+            raise ValueError("the chunker refused it")
+        return original(self, docs, progress, **kw)
+
+    monkeypatch.setattr(Index, "ingest", picky)
+    runner = JobRunner(data_dir)
+    job = runner.wait(runner.submit_ingest(index, [_doc("bad.md", "x"), _doc("good.md", "y")], title="t").id)
+    assert job.state == "done"
+    assert [(f.state, f.error) for f in job.files] == [("failed", "the chunker refused it"), ("indexed", "")]
+
+
+def test_progress_eta_and_searches_answer_from_the_previous_index_meanwhile(data_dir, gated):
+    index, embedder = gated
+    index.ingest([_doc("old.md", "zebra stripes")])
+    embedder.gate.clear()
+    embedder.entered.clear()
+    runner = JobRunner(data_dir)
+    job = runner.submit_ingest(index, [_doc("new.md", "zebra crossing")], title="t")
+    assert embedder.entered.wait(10)
+    running = runner.get(job.id)
+    assert running.state == "running" and running.files[0].state in ("chunking", "embedding")
+    # the ingest is blocked inside embedding: searches answer at once from the committed index
+    hits = index.keyword_search("zebra", 5)
+    assert hits and {index.doc_name(c.doc_id) for c, _ in hits} == {"old.md"}
+    embedder.gate.set()
+    done = runner.wait(job.id)
+    assert done.state == "done"
+    assert "new.md" in {index.doc_name(c.doc_id) for c, _ in index.keyword_search("zebra crossing", 5)}
+
+
+def test_cancel_rolls_back_the_file_in_progress_and_skips_the_rest(data_dir, gated):
+    index, embedder = gated
+    embedder.gate.clear()
+    runner = JobRunner(data_dir)
+    job = runner.submit_ingest(index, [_doc(f"d{i}.md", f"word{i}") for i in range(3)], title="t")
+    assert embedder.entered.wait(10)
+    assert runner.cancel(job.id)
+    embedder.gate.set()
+    final = runner.wait(job.id)
+    assert final.state == "cancelled"
+    assert [f.state for f in final.files] == ["cancelled"] * 3
+    assert index.documents() == []  # nothing half-written
+    assert not runner.cancel(job.id)  # finished: nothing to cancel
+
+
+def test_queued_jobs_run_in_order_and_a_cancelled_queued_job_never_starts(data_dir, gated):
+    index, embedder = gated
+    embedder.gate.clear()
+    runner = JobRunner(data_dir)
+    first = runner.submit_ingest(index, [_doc("one.md", "one")], title="first")
+    second = runner.submit_ingest(index, [_doc("two.md", "two")], title="second")
+    assert embedder.entered.wait(10)
+    assert runner.get(second.id).state == "queued"
+    assert {j.id for j in runner.active()} == {first.id, second.id}
+    runner.cancel(second.id)
+    embedder.gate.set()
+    assert runner.wait(first.id).state == "done"
+    assert runner.wait(second.id).state == "cancelled"
+    assert [row["name"] for row in index.documents()] == ["one.md"]
+    assert [j.title for j in runner.jobs()] == ["second", "first"]
+
+
+def test_a_job_left_running_by_a_dead_process_is_shown_interrupted(data_dir):
+    runner = JobRunner(data_dir)
+    stale = JobStatus(id="deadbeef0001", kind="ingest", title="old", collection="c", state="running",
+                      pid=2**22 + 12345)
+    stale.files = []
+    (runner.root / "deadbeef0001.json").write_text(json.dumps(stale.to_dict()))
+    status = JobRunner(data_dir).get("deadbeef0001")
+    assert status.state == "interrupted" and "Run it again" in status.message
+
+
+def test_eta_follows_the_pace():
+    status = JobStatus(id="x", kind="ingest", title="t", collection="c", state="running", elapsed_s=10.0)
+    from rag_core.jobs import FileStatus
+
+    status.files = [FileStatus("a", "a", 100, "indexed"), FileStatus("b", "b", 300, "embedding")]
+    status.current_done, status.current_total = 1, 3
+    assert status.progress == pytest.approx(0.5)
+    assert status.eta_s == pytest.approx(10.0)
+    assert format_eta(status.eta_s) == "about 10 s left"
+    assert format_eta(None) == "estimating…" and format_eta(600) == "about 10 min left"
+
+
+def test_runner_for_is_one_per_data_dir(data_dir, tmp_path):
+    assert runner_for(data_dir) is runner_for(str(data_dir))
+    assert runner_for(tmp_path / "other") is not runner_for(data_dir)
+
+
+def test_bad_job_id_is_refused(data_dir):
+    with pytest.raises(ValueError, match="not a job id"):
+        JobRunner(data_dir).get("../etc")

@@ -1,0 +1,74 @@
+"""The agent's steps and answers in words for people: "Searched sections for “…”" instead of
+``search(query=…, granularity='section')``, and ``[guide.md › Keys]`` instead of a chunk id in an answer.
+
+Names, headings and queries come from documents, uploads or a model: every piece is Markdown-escaped here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ui.text import md_escape, safe_markdown
+
+CHUNK_REF = re.compile(r"\[([0-9a-f]{16})\]")
+GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
+                     "document": "whole documents"}
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def chunk_name(index, chunk_id: str) -> str:
+    """``document › innermost heading`` of a chunk (plain text; the chunk id when the index does not know it)."""
+    chunk = index.get(chunk_id) if index is not None else None
+    if chunk is None:
+        return chunk_id
+    name = index.doc_name(chunk.doc_id)
+    return f"{name} › {chunk.heading_path[-1]}" if chunk.heading_path else name
+
+
+def doc_name(index, doc_id: str) -> str:
+    return index.doc_name(doc_id) if index is not None else doc_id
+
+
+def step_title(step, index) -> str:
+    """What a step did, in one Markdown-safe line, e.g. ``Searched sections for “rotate key”``."""
+    a = step.args
+    if step.tool == "search":
+        scope = GRANULARITY_WORDS.get(a.get("granularity", "section"), "chunks")
+        how = f" by {a['strategy']} search" if a.get("strategy") not in (None, "auto") else ""
+        text = f"Searched {scope} for “{_short(a.get('query', ''))}”{how}"
+    elif step.tool == "zoom_in":
+        text = f"Zoomed into {_short(chunk_name(index, a.get('section_id', '')))}"
+    elif step.tool == "zoom_out":
+        text = f"Zoomed out to the section around {_short(chunk_name(index, a.get('chunk_id', '')))}"
+    elif step.tool == "list_documents":
+        text = "Listed the documents"
+    elif step.tool == "list_sections":
+        text = f"Listed the sections of {_short(doc_name(index, a.get('doc_id', '')))}"
+    elif step.tool == "read_section":
+        text = f"Read the section {_short(chunk_name(index, a.get('section_id', '')))}"
+    elif step.tool == "done":
+        cited = len(a.get("citations") or [])
+        text = "Answered" + (f", citing {cited} passage(s)" if cited else "")
+    elif step.tool == "fallback":
+        text = "The LLM endpoint failed: fell back to the offline policy"
+    else:
+        text = f"Used {step.tool}"
+    return md_escape(text)
+
+
+def raw_call(step) -> str:
+    """The tool call as the agent made it (for the step's expander)."""
+    args = ", ".join(f"{k}={_short(repr(v), 80)}" for k, v in step.args.items() if k != "answer")
+    return f"{step.tool}({args})"
+
+
+def readable_answer(text: str, index) -> str:
+    """``text`` with each ``[chunk id]`` reference replaced by ``[document › heading]``, drawn by the one rule for
+    untrusted text (``ui.text.safe_markdown``: no images, raw HTML or odd links)."""
+    named = CHUNK_REF.sub(lambda m: f"[{chunk_name(index, m.group(1))}]"
+                          if index is not None and index.get(m.group(1)) is not None else m.group(0), text)
+    return safe_markdown(named)

@@ -1,0 +1,124 @@
+"""Background jobs in the app: the sidebar panel on every page and a job's per-file table.
+
+Both redraw themselves once a second while a job runs (``st.fragment(run_every=…)``: only that part reruns, the
+page stays usable) and rerun the whole app once when the job ends, so the page shows its result.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag_core.jobs import JobStatus, format_eta, runner_for
+from ui import state
+from ui.text import md_escape
+
+REFRESH_S = 1.0
+STATE_LABELS = {"queued": "⏳ queued", "chunking": "✂️ chunking", "embedding": "🧮 embedding", "indexed": "✅ indexed",
+                "unchanged": "✅ already indexed", "failed": "❌ failed", "cancelled": "⏹ cancelled"}
+JOB_LABELS = {"queued": "waiting", "running": "running", "done": "done", "failed": "failed", "cancelled": "cancelled",
+              "interrupted": "interrupted"}
+_SEEN_ACTIVE_KEY = "jobs_seen_active"  # job ids this session saw running (their end triggers one full rerun)
+
+
+def runner():
+    return runner_for(state.settings().data_dir)
+
+
+def progress_text(job: JobStatus) -> str:
+    counts = job.counts()
+    finished = len(job.files) - counts["queued"] - counts["chunking"] - counts["embedding"]
+    text = f"{md_escape(job.title)}: {finished}/{len(job.files)} files"
+    if job.state == "queued":
+        return text + " · waiting for the job before it"
+    current = next((f for f in job.files if f.state in ("chunking", "embedding")), None)
+    if current is not None:
+        text += f" · {current.state} {md_escape(current.name)}"
+        if current.state == "embedding" and job.current_total:
+            text += f" ({job.current_done}/{job.current_total} chunks)"
+    return text + f" · {format_eta(job.eta_s)}"
+
+
+def summary(job: JobStatus) -> str:
+    """One line on a finished job."""
+    return f"{md_escape(job.title)} — {JOB_LABELS.get(job.state, job.state)}" + (
+        f": {md_escape(job.message)}" if job.message else "") + f" ({job.elapsed_s:.1f} s)"
+
+
+def _ended(active_ids: set[str]) -> bool:
+    """True once when a job this session saw running has ended (the page must redraw with its result)."""
+    seen = st.session_state.setdefault(_SEEN_ACTIVE_KEY, set())
+    ended = seen - active_ids
+    seen.clear()
+    seen.update(active_ids)
+    return bool(ended)
+
+
+def _cancel(job_id: str, title: str) -> None:
+    if runner().cancel(job_id):
+        st.toast(f"Cancelling {title}…")
+
+
+def _cancel_button(job: JobStatus, where: str) -> None:
+    st.button("Cancel", key=f"job_cancel_{where}_{job.id}", on_click=_cancel, args=(job.id, job.title),
+              help="Stop after the current batch: documents already indexed stay, the one in progress is rolled "
+                   "back, the rest are not indexed.")
+
+
+def _sidebar_body() -> None:
+    active = runner().active()
+    if _ended({j.id for j in active}):
+        st.rerun(scope="app")
+    if not active:
+        last = runner().jobs(limit=1)
+        if last:
+            st.caption(f"**Last job:** {summary(last[0])}")
+        return
+    for job in active:
+        st.progress(job.progress, text=progress_text(job))
+        _cancel_button(job, "sidebar")
+
+
+def sidebar_jobs(where) -> None:
+    """The background jobs panel of the shared sidebar (``where``: a sidebar container)."""
+    active = runner().active()
+    if active:
+        st.session_state.setdefault(_SEEN_ACTIVE_KEY, set()).update(j.id for j in active)
+    with where:
+        if active:
+            st.markdown("**Background jobs**")
+            st.fragment(run_every=REFRESH_S)(_sidebar_body)()
+        else:
+            _sidebar_body()
+
+
+def files_table(job: JobStatus) -> pd.DataFrame:
+    return pd.DataFrame([{"file": f.name, "status": STATE_LABELS.get(f.state, f.state), "chunks": f.chunks or None,
+                          "seconds": f.seconds or None, "why": f.error} for f in job.files])
+
+
+def _job_body(job_id: str) -> None:
+    job = runner().get(job_id)
+    if job is None:
+        return
+    if job.active:
+        st.progress(job.progress, text=progress_text(job))
+        _cancel_button(job, "page")
+    elif job.state == "done":
+        failed = job.counts()["failed"]
+        (st.warning if failed else st.success)(summary(job))
+    else:
+        st.warning(summary(job))
+    st.dataframe(files_table(job), hide_index=True, width="stretch",
+                 column_config={"why": st.column_config.TextColumn("why (when failed)", width="large")})
+
+
+def job_details(job_id: str) -> None:
+    """A job's progress, cancel button and per-file status; live while the job runs."""
+    job = runner().get(job_id)
+    if job is None:
+        return
+    if job.active:
+        st.fragment(run_every=REFRESH_S)(_job_body)(job_id)
+    else:
+        _job_body(job_id)
