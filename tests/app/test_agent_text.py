@@ -45,5 +45,5 @@ def test_the_raw_call_is_kept_for_the_expander():
 def test_answers_name_their_sources_instead_of_chunk_ids():
     answer = "Press **Rotate**. [c35269a3c27e52b5]\n\n- Other [ffffffffffffffff]"
     shown = readable_answer(answer, FakeIndex())
-    assert shown == ("Press **Rotate**. \\[guide\\[1\\]\\.md › Keys\\_and \\*tokens\\*\\]\n\n"
-                     "- Other [ffffffffffffffff]")  # an id the index does not know stays as it was
+    assert shown == ("Press **Rotate**. \\[guide\\[1\\].md › Keys\\_and *tokens*\\]\n\n"
+                     "- Other \\[ffffffffffffffff\\]")  # an id the index does not know stays as it was
