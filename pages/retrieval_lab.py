@@ -51,6 +51,10 @@ def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
         "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], horizontal=True, key=KNOB + "fusion"),
         "rrf_k": c[0].number_input("RRF k", 1, 1000, key=KNOB + "rrf_k"),
         "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, step=0.05, key=KNOB + "hybrid_weight"),
+        "section_weight": c[0].slider("Section weight (passages ranked with their section)", 0.0, 4.0, step=0.25,
+                                      key=KNOB + "section_weight",
+                                      help="Hybrid passage search with RRF: how much a passage's best-ranked "
+                                           "enclosing section counts (0: off)."),
         "initial_k": c[1].number_input("Initial k", 1, 100, key=KNOB + "initial_k"),
         "max_k": c[1].number_input("Max k", 1, 200, key=KNOB + "max_k"),
         "max_iterations": c[1].number_input("Max iterations", 1, 10, key=KNOB + "max_iterations"),

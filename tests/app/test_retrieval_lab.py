@@ -199,3 +199,14 @@ def test_why_not_ranks_match_the_hits_table(indexed):
     for name in ("vector", "keyword"):
         if last[f"{name} rank"] == last[f"{name} rank"]:  # not NaN: the table lists a rank for it
             assert ranks[name] == last[f"{name} rank"], name
+
+
+def test_section_weight_knob_turns_section_ranking_off_and_on(indexed):
+    at = _app()
+    at.run()
+    _search(at, "request timeout default")
+    ranked = at.session_state["active_config"].retrieval
+    assert ranked.strategy == "hybrid" and ranked.section_weight == 1.0
+    next(s for s in at.slider if s.label.startswith("Section weight")).set_value(0.0).run()
+    assert not at.exception
+    assert at.session_state["active_config"].retrieval.section_weight == 0.0
