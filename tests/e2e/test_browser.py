@@ -7,19 +7,14 @@ execution from hostile documents, and a screenshot is saved under test-artifacts
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from tests.e2e.serving import CHROMIUM, REPO, require_browser, serve_app
+
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
 HOSTILE_MD = (
     "# Hostile\n\n<script>window.__pwned = 1; alert('xss')</script>\n\n<img src=x onerror=\"window.__pwned=2\">\n\n"
@@ -27,48 +22,11 @@ HOSTILE_MD = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    data_dir = tmp_path_factory.mktemp("browser_data")
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1"}
-    for var in ("RAG_LLM_BASE_URL", "RAG_LLM_MODEL", "RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL"):
-        env.pop(var, None)
-    # The sample documents, indexed as `make run` does.
-    subprocess.run([sys.executable, "-m", "rag_core.bootstrap"], cwd=REPO, env=env, check=True, timeout=900)
-    port = _free_port()
-    log = open(data_dir / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start: " + (data_dir / "streamlit.log").read_text()[-2000:])
+    require_browser()
+    with serve_app(tmp_path_factory.mktemp("browser_data"), samples=True) as url:  # the samples, as `make run`
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

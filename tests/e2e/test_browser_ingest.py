@@ -7,16 +7,13 @@ decision, an ingest that goes on while the person visits other pages (status in 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_browser import CHROMIUM, REPO, _check_clean, _free_port, _open, _settle
+from tests.e2e.serving import require_browser, serve_app
+from tests.e2e.test_browser import _check_clean, _open, _settle
 
 pytestmark = pytest.mark.browser
 
@@ -24,36 +21,10 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """(url, data dir) of `streamlit run app.py` on an empty data directory."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
+    require_browser()
     data_dir = tmp_path_factory.mktemp("ingest_data")
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1"}
-    for var in ("RAG_LLM_BASE_URL", "RAG_LLM_MODEL", "RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL"):
-        env.pop(var, None)
-    port = _free_port()
-    log = open(data_dir / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start: " + (data_dir / "streamlit.log").read_text()[-2000:])
+    with serve_app(data_dir) as url:
         yield url, data_dir
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _names(data_dir: Path) -> list[str]:

@@ -3,20 +3,14 @@ and a planted image in the answer is not fetched (Debian chromium, Playwright, a
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.serving import require_browser, serve_app
 from tests.e2e.test_browser import (  # noqa: F401 - the browser and page fixtures are shared
-    CHROMIUM,
-    REPO,
     _check_clean,
-    _free_port,
     _open,
     _settle,
     browser,
@@ -34,44 +28,13 @@ ANSWER = ("The REST API listens on port 8080 by default [1]. Change it with the 
 
 @pytest.fixture(scope="module")
 def llm_app(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    data_dir = tmp_path_factory.mktemp("browser_llm_data")
+    require_browser()
     # 30 words at 12 tokens/s: the answer takes about 2.5 s to arrive, piece by piece.
-    server = fake.LlamaCppServer([fake.answer(ANSWER)], tokens_per_s=12, route="keyword")
-    server.__enter__()
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1",
-           "RAG_LLM_BASE_URL": server.base_url, "RAG_LLM_MODEL": "smollm2", "RAG_LLM_API_KEY": "x"}
-    for var in ("RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL"):
-        env.pop(var, None)
-    subprocess.run([sys.executable, "-m", "rag_core.bootstrap"], cwd=REPO, env=env, check=True, timeout=900)
-    port = _free_port()
-    log = open(data_dir / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start: " + (data_dir / "streamlit.log").read_text()[-2000:])
+    with fake.LlamaCppServer([fake.answer(ANSWER)], tokens_per_s=12, route="keyword") as server, serve_app(
+            tmp_path_factory.mktemp("browser_llm_data"), {"RAG_LLM_BASE_URL": server.base_url,
+                                                          "RAG_LLM_MODEL": "smollm2", "RAG_LLM_API_KEY": "x"},
+            samples=True) as url:
         yield url, server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        server.__exit__(None, None, None)
 
 
 def test_llm_answer_streams_cites_and_fetches_nothing(llm_app, page):  # noqa: F811 - the shared fixture

@@ -9,23 +9,17 @@ Streamlit exception boxes are counted: all must stay at zero.
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.e2e.serving import CHROMIUM, REPO, require_browser, serve_app
+
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
 
@@ -89,12 +83,6 @@ class HostileLLM(openai_server.ScriptedOpenAIServer):
         return openai_server.tool_call("search", {"query": "backup retention period"}, call_id="call_search")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _bundle(beacon: Beacon) -> bytes:
     """A demo bundle with hostile text in every free-text field (configuration names follow their own rule)."""
     from rag_core.bundle import export_bundle
@@ -134,42 +122,11 @@ def beacon():
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, beacon):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    data_dir = tmp_path_factory.mktemp("untrusted_browser")
-    llm = HostileLLM(beacon).__enter__()
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1",
-           "RAG_LLM_BASE_URL": llm.base_url, "RAG_LLM_MODEL": "hostile-model", "RAG_LLM_API_KEY": "test-key",
-           "RAG_LLM_MAX_RETRIES": "0"}
-    for var in ("RAG_CHROMA_HOST", "RAG_WEB_SEARCH_URL"):
-        env.pop(var, None)
-    port = _free_port()
-    log = open(data_dir / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start: " + (data_dir / "streamlit.log").read_text()[-2000:])
+    require_browser()
+    with HostileLLM(beacon) as llm, serve_app(tmp_path_factory.mktemp("untrusted_browser"), {
+            "RAG_LLM_BASE_URL": llm.base_url, "RAG_LLM_MODEL": "hostile-model", "RAG_LLM_API_KEY": "test-key",
+            "RAG_LLM_MAX_RETRIES": "0"}) as url:
         yield url, llm
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        llm.__exit__(None, None, None)
 
 
 @pytest.fixture
