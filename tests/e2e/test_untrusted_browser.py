@@ -221,7 +221,7 @@ def test_untrusted_text_never_reaches_out(app, page, beacon, tmp_path):
     _check(page, beacon, "home_empty")
 
     _open(page, "Documents")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(document))
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(document))
     _settle(page, 300_000)
     assert "hostile-untrusted.md" in page.inner_text("body")
     _check(page, beacon, "documents")
