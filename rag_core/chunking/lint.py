@@ -188,16 +188,7 @@ class _Linter:
         allowed_below = None  # headings deeper than this level may sit inside a section chunk
         if chunk.granularity == "section":
             allowed_below = self._section_level(chunk, a)
-        # Headings that follow the chunk's opening heading with nothing between them open it too (a heading
-        # directly followed by a sub-heading is kept with what follows).
-        first = bisect_left(self.heading_starts, a)
-        opening_end = self.headings[first][1] if first < len(self.headings) and self.heading_starts[first] == a \
-            else None
         for s, e, level in self.headings[lo:hi]:
-            if opening_end is not None and not self.text[opening_end:s].strip():
-                opening_end = e
-                continue
-            opening_end = None
             if allowed_below is not None and level > allowed_below:
                 continue
             self.add("heading_not_at_start", chunk, (s, e), f"heading at {s} is inside the chunk, not at its start")

@@ -325,15 +325,12 @@ class _Builder:
     def paragraphs(self) -> list[Node]:
         """Passages: the blocks between two headings (a heading with what follows it) packed in order up to
         ``max_tokens``, in balanced parts when they do not fit in one; a block that does not fit alone is
-        split first (``units_of``). A passage never reaches across a heading that follows content, and never
-        ends with a heading or a lead-in, which belong to what they introduce."""
+        split first (``units_of``). A passage never reaches across a heading, and never ends with a heading or
+        a lead-in, which belong to what they introduce."""
         groups: list[list[Unit]] = []
         run: list[Unit] = []
         for index, block in enumerate(self.blocks):
-            # A heading directly followed by a sub-heading (``## Setup`` then ``### Linux``) has nothing of its own
-            # to say: it stays with what follows instead of standing alone as a fragment.
-            if block.kind == "heading" and run and (any(self.blocks[u.block].kind != "heading" for u in run)
-                                                    or self.blocks[run[-1].block].level >= block.level):
+            if block.kind == "heading" and run:
                 groups.extend(self._pack_run(run))
                 run = []
             run.extend(self.units_of(index))
@@ -416,7 +413,6 @@ class _Builder:
         sections: list[Node] = []
         enclosing: list[list[Node]] = [[] for _ in paragraphs]
         first_block = [p.units[0].block for p in paragraphs]
-        last_block = [p.units[-1].block for p in paragraphs]
         headings = [i for i, b in enumerate(self.blocks) if b.kind == "heading"]
         # End block of each section: the next heading of the same or a higher level (one pass with a stack).
         section_end = dict.fromkeys(headings, len(self.blocks))
@@ -426,9 +422,7 @@ class _Builder:
                 section_end[open_sections.pop()] = h
             open_sections.append(h)
         for h in headings:
-            # The passages reaching into the section: a passage that opens with a parent heading and this one
-            # (headings with nothing between them) belongs to both.
-            members = range(bisect_left(last_block, h), bisect_left(first_block, section_end[h]))
+            members = range(bisect_left(first_block, h), bisect_left(first_block, section_end[h]))
             parts = self.pack("section", [paragraphs[i] for i in members], self.paths[h])
             sections.extend(parts)
             part_of = {id(c): part for part in parts for c in part.children}

@@ -1,6 +1,6 @@
 import pytest
 
-from rag_core.chunking import chunk_document, lint
+from rag_core.chunking import chunk_document
 from rag_core.config import ChunkingConfig
 from rag_core.tokens import count_tokens
 
@@ -242,18 +242,3 @@ def test_oversized_python_class_splits_between_methods(make_doc):
     assert [c.text for c in pieces] == ["class Store:\n" + methods[0], methods[1] + "\n\n" + methods[2]]
     assert [c.continued for c in pieces] == [False, True]
     assert all(c.verbatim and source[c.start : c.end] == c.text for c in pieces)
-
-
-def test_a_heading_directly_followed_by_a_sub_heading_stays_with_it(make_doc, at):
-    text = ("# Guide\n\n## Authentication\n\n### API keys\n\nEvery request carries a key.\n\n"
-            "## Limits\n\nTen per second.\n")
-    chunks = chunk_document(make_doc(text), ChunkingConfig())
-    passages = at(chunks, "paragraph")
-    assert [p.text for p in passages] == [
-        "# Guide\n\n## Authentication\n\n### API keys\n\nEvery request carries a key.", "## Limits\n\nTen per second."]
-    assert passages[0].heading_path == ["Guide", "Authentication", "API keys"]
-    sections = {tuple(s.heading_path): s for s in at(chunks, "section")}
-    keys = sections[("Guide", "Authentication", "API keys")]
-    assert passages[0].parent_id == keys.id
-    assert keys.parent_id == sections[("Guide", "Authentication")].id
-    assert lint(make_doc(text), chunks).total == 0
