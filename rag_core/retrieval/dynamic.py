@@ -213,20 +213,17 @@ class Retriever:
     def _passages_in(self, section_id: str) -> list[Chunk]:
         """The paragraph-level chunks inside a section or document part (children, then their children)."""
         found: list[Chunk] = []
-        pending = [section_id]
         seen: set[str] = set()
+        pending = [section_id]
         while pending:
-            children = self.index.get_many([c for c in pending if c not in seen])
             seen.update(pending)
-            pending = []
-            for child in children:
-                if child.granularity == "paragraph":
-                    found.append(child)
-                elif child.granularity in ("section", "document"):
-                    pending.extend(child.child_ids)
-            if not pending:
-                break
-            pending = [c for c in pending if c not in seen]
+            deeper: list[str] = []
+            for chunk in self.index.get_many(pending):
+                if chunk.granularity == "paragraph":
+                    found.append(chunk)
+                elif chunk.granularity in ("section", "document"):
+                    deeper += [c for c in chunk.child_ids if c not in seen]
+            pending = deeper
         return found
 
     # --- the pipeline --------------------------------------------------------------------------------
