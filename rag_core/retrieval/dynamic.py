@@ -21,7 +21,7 @@ from rag_core.index import Filters
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
 from rag_core.retrieval.dedup import DedupReport, dedup_hits
 from rag_core.retrieval.formatting import format_context
-from rag_core.retrieval.fusion import Fused, hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.retrieval.fusion import Fused, hybrid_weights, order_fused, rrf_fuse, weighted_fuse
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import check_query, rewrite_query
 from rag_core.retrieval.router import Route, route_query
@@ -208,7 +208,7 @@ class Retriever:
                     item.scores["section"] = section.score
                     item.contributions["section"] = contribution
                     item.score += contribution
-        return sorted(by_id.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.id))
+        return order_fused(by_id)
 
     def _passages_in(self, section_id: str) -> list[Chunk]:
         """The paragraph-level chunks inside a section or document part (children, then their children)."""

@@ -38,8 +38,8 @@ def _check_rankings(rankings: Mapping[str, Ranking]) -> None:
             raise ValueError(f"ranked list {name!r} holds the same id twice")
 
 
-def _sorted(items: dict[str, Fused]) -> list[Fused]:
-    # Ties broken by the best rank in any list, then by id, so the order is deterministic.
+def order_fused(items: dict[str, Fused]) -> list[Fused]:
+    """Fused items best first; ties broken by the best rank in any list, then by id, so the order is deterministic."""
     return sorted(items.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.id))
 
 
@@ -57,7 +57,7 @@ def rrf_fuse(rankings: Mapping[str, Ranking], k: int = 60) -> list[Fused]:
             item.scores[name] = float(raw)
             item.contributions[name] = contribution
             item.score += contribution
-    return _sorted(items)
+    return order_fused(items)
 
 
 def min_max(scores: Sequence[float]) -> list[float]:
@@ -91,7 +91,7 @@ def weighted_fuse(rankings: Mapping[str, Ranking], weights: Mapping[str, float])
             item.scores[name] = float(raw)
             item.contributions[name] = weight * norm
             item.score += weight * norm
-    return _sorted(items)
+    return order_fused(items)
 
 
 def hybrid_weights(vector_weight: float) -> dict[str, float]:
