@@ -152,7 +152,7 @@ def _fingerprint(chunks: list) -> str:
     """What an index holds and how it embeds it: chunk ids and texts, and the embedding recipe."""
     from rag_core.stores import contextual
 
-    digest = hashlib.sha256(f"{contextual.EMBED_WINDOW_TOKENS}{contextual.context_text.__doc__}".encode())
+    digest = hashlib.sha256(contextual.RECIPE.encode())
     for chunk in chunks:
         digest.update(chunk.id.encode())
         digest.update(chunk.text.encode())

@@ -27,6 +27,8 @@ from rag_core.types import Chunk
 EMBED_WINDOW_TOKENS = 192
 MIN_WINDOW_TOKENS = 64  # however long the context line, a window holds at least this much of the text
 CONTEXT_SEPARATOR = " › "
+# Names how vectors are made here; change it with the recipe, so that caches of indexes built by it are rebuilt.
+RECIPE = f"context-line, windows of {EMBED_WINDOW_TOKENS}, sections and documents from passages"
 # Granularities whose vector is derived from the passages they contain.
 DERIVED = ("section", "document")
 
