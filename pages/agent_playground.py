@@ -10,8 +10,11 @@ from streamlit.errors import StreamlitAPIException
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
 from ui import agent_text, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert, safe_markdown
+
+through_app()
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "

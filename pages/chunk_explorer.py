@@ -7,8 +7,11 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from rag_core.types import Chunk
 from ui import chunk_view, jobs, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape
+
+through_app()
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
 GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")

@@ -9,7 +9,10 @@ from rag_core.documents import add_files, resolve_conflicts
 from rag_core.loaders import sample_paths, supported_types
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
+from ui.router import through_app
 from ui.text import md_escape, md_inert
+
+through_app()
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"

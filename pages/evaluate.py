@@ -11,8 +11,11 @@ from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
 from ui import runs, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
+
+through_app()
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}

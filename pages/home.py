@@ -6,7 +6,10 @@ import streamlit as st
 
 from rag_core.evaluation.results import showcase_question
 from ui import runs, state
+from ui.router import through_app
 from ui.text import md_inert
+
+through_app()
 
 DEMO_DOC = "configuration.md"
 FALLBACK_QUESTION = "What does Wrenfall keep in PostgreSQL, and how is metric data stored on disk?"

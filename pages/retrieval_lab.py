@@ -10,7 +10,10 @@ from rag_core.config import RetrievalConfig
 from rag_core.types import CHUNK_TYPES
 from ui import hits as hit_view
 from ui import state
+from ui.router import through_app
 from ui.text import md_inert
+
+through_app()
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 STRATEGIES = ["auto", "vector", "keyword", "hybrid"]
