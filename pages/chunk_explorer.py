@@ -7,7 +7,7 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from rag_core.types import Chunk
 from ui import chunk_view, jobs, state
-from ui.router import through_app
+from ui.router import halt, through_app
 from ui.state import KEEP
 from ui.text import md_escape
 
@@ -103,7 +103,7 @@ if not docs:
         report = state.guarded(lambda: add_files(state.document_store(), sample_paths()), "Loading the samples")
         if report is not None:
             st.rerun()
-    st.stop()
+    halt()
 
 names = {d.id: f"{d.name} · {d.doc_type} · {d.size / 1024:.1f} KB" for d in docs}
 ids = list(names)
@@ -113,7 +113,7 @@ doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc"
 doc = state.document_store().get(doc_id)
 if doc is None:
     st.error("That document is no longer stored; pick another one.")
-    st.stop()
+    halt()
 
 defaults = state.active_config().chunking
 if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives at
@@ -150,7 +150,7 @@ elif tuned != defaults:
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:
-    st.stop()
+    halt()
 all_chunks, report = result
 shown = pick(all_chunks, granularity)
 selected = st.session_state.get("explorer_selected")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import NoReturn
 
 import streamlit as st
 
@@ -33,3 +37,35 @@ def through_app() -> None:
     # Streamlit runs a page the same way (streamlit.navigation.page.StreamlitPage.run).
     exec(ctx.pages_manager.get_page_script_byte_code(str(APP)), module.__dict__)  # noqa: S102
     st.stop()
+
+
+class PageEnd(Exception):
+    """Raised by ``halt`` to end a page early under ``app.py`` (which catches it)."""
+
+
+_ROUTED: ContextVar[bool] = ContextVar("routed", default=False)
+
+
+@contextmanager
+def routing() -> Iterator[None]:
+    """Around ``app.py``'s ``navigation.run()``: pages that ``halt`` inside it end without stopping the run."""
+    token = _ROUTED.set(True)
+    try:
+        yield
+    except PageEnd:
+        pass
+    finally:
+        _ROUTED.reset(token)
+
+
+def halt() -> NoReturn:
+    """End the page here (an empty state, an error already shown).
+
+    ``st.stop()`` would end the whole run, so ``app.py`` could not draw what comes after the page (the sidebar's
+    configuration badge and jobs panel): a new user's first view of Documents or the Chunk Explorer had neither.
+    Under ``app.py`` the page ends with ``PageEnd`` instead; a page run on its own (a page test) still stops.
+    """
+    if _ROUTED.get():
+        raise PageEnd
+    st.stop()
+    raise PageEnd  # not reached: st.stop() raises
