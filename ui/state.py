@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings, get_settings
-from rag_core.errors import RagError
+from rag_core.errors import RagError, field_problems
 from ui.text import md_escape, md_inert
 
 log = logging.getLogger(__name__)
@@ -117,11 +117,6 @@ def take_prefill(page: str) -> dict[str, Any]:
     return {}
 
 
-def validation_message(error: ValidationError) -> str:
-    """A pydantic error as ``field: problem`` pairs (no echo of the input, no links to pydantic's docs)."""
-    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"] for e in error.errors())
-
-
 def guarded(action: Callable[[], Any], what: str) -> Any:
     """Run ``action``; show a clear message instead of a traceback when it fails. Returns None on failure."""
     try:
@@ -129,7 +124,7 @@ def guarded(action: Callable[[], Any], what: str) -> Any:
     except RagError as e:
         st.error(f"{what} failed: {md_inert(e)}")
     except ValidationError as e:
-        st.error(f"{what}: {md_inert(validation_message(e))}")
+        st.error(f"{what}: {md_inert(field_problems(e, unnamed=None))}")
     except ValueError as e:
         st.error(f"{what}: {md_inert(e)}")
     except Exception as e:  # last resort: the user gets a message, the log gets the traceback

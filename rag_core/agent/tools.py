@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rag_core.errors import RagError
+from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Chunk, Hit
 
@@ -186,10 +186,7 @@ def validate_arguments(name: str, raw: str | dict[str, Any] | None) -> tuple[_Ar
     try:
         return TOOL_ARGS[name].model_validate(values), repairs
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in e.errors()
-        )
-        raise ToolArgumentError(f"invalid arguments for {name}: {problems}") from e
+        raise ToolArgumentError(f"invalid arguments for {name}: {field_problems(e, unnamed='arguments')}") from e
 
 
 def untrusted_text(text: str, attrs: str) -> str:

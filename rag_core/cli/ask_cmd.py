@@ -6,6 +6,8 @@ import argparse
 import sys
 
 POLICIES = ("offline", "llm", "llm-answer")
+FLAGS = {"agent.max_steps": "--max-steps", "agent.max_retrievals": "--max-retrievals",
+         "agent.context_budget": "--budget"}
 
 
 def register(subparsers) -> None:
@@ -30,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.agent import ask
     from rag_core.cli import print_json
     from rag_core.config import RAGConfig, get_settings
+    from rag_core.errors import field_problems
     from rag_core.llm import LLMClient
     from rag_core.retrieval.dynamic import Retriever
     from rag_core.services import open_collection
@@ -38,10 +41,7 @@ def run(args: argparse.Namespace) -> int:
         config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
                                   "max_retrievals": args.max_retrievals, "context_budget": args.budget})
     except ValidationError as e:
-        problem = e.errors()[0]
-        field = {"max_steps": "--max-steps", "max_retrievals": "--max-retrievals", "context_budget": "--budget"}.get(
-            str(problem["loc"][-1]), str(problem["loc"][-1]))
-        raise ValueError(f"{field}: {problem['msg']}") from e
+        raise ValueError(field_problems(e, labels=FLAGS)) from e
     settings = get_settings()
     index = open_collection(args.collection, settings)
     # raises a clear LLMError when not configured

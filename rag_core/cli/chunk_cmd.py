@@ -47,6 +47,7 @@ def _config(args: argparse.Namespace):
     from pydantic import ValidationError
 
     from rag_core.config import ChunkingConfig
+    from rag_core.errors import field_problems, stated_problem
 
     overlap = args.overlap
     if overlap is None:  # the default must fit below a small --max-tokens (the config refuses overlap >= max)
@@ -56,8 +57,7 @@ def _config(args: argparse.Namespace):
     try:
         return ChunkingConfig(strategy=args.strategy, max_tokens=args.max_tokens, overlap=overlap)
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'config'}: "
-                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
+        problems = field_problems(e, unnamed="config", problem=stated_problem)
         raise ValueError(f"invalid chunking options: {problems} (max tokens 32–8192, overlap below max tokens)") from e
 
 

@@ -56,13 +56,12 @@ def _check(overrides: dict) -> None:
     from pydantic import ValidationError
 
     from rag_core.config import RetrievalConfig
+    from rag_core.errors import field_problems, stated_problem
 
     try:
         RetrievalConfig.model_validate({**RetrievalConfig().model_dump(), **overrides})
     except ValidationError as e:
-        problems = "; ".join(f"{FLAGS.get(str(err['loc'][0]) if err['loc'] else '', 'options')}: "
-                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
-        raise ValueError(problems) from e
+        raise ValueError(field_problems(e, unnamed="options", labels=FLAGS, problem=stated_problem)) from e
 
 
 def run(args: argparse.Namespace) -> int:

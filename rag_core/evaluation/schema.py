@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, ValidationInfo, model_validator
 
+from rag_core.errors import field_problems
 from rag_core.evaluation.questions import INTENTS, Question, QuestionSet
 from rag_core.evaluation.runner import STRATEGIES, EvalRun
 
@@ -130,9 +131,7 @@ class RunModel(_Strict):
 
 def validation_text(error: ValidationError, limit: int = 5) -> str:
     """``field.path: problem`` for the first few errors, without echoing the (untrusted) input."""
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in error.errors()[:limit]]
-    more = error.error_count() - limit
-    return "; ".join(parts) + (f"; and {more} more problem(s)" if more > 0 else "")
+    return field_problems(error, limit=limit)
 
 
 def parse_run(data: Any, what: str = "evaluation run", complete: bool = False) -> EvalRun:
