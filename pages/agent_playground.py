@@ -9,6 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
+from rag_core.types import POLICY_NAMES
 from ui import agent_text, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert, safe_markdown
@@ -17,7 +18,7 @@ CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "age
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
             "model, set `RAG_LLM_BASE_URL` (e.g. `http://127.0.0.1:11434/v1`), `RAG_LLM_API_KEY` and `RAG_LLM_MODEL`, "
             "then restart the app.")
-POLICIES = ["offline", "llm", "llm-answer"]
+POLICIES = list(POLICY_NAMES)
 POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm**: the model calls the search tools "
                "itself (needs a model that calls tools). **llm-answer**: the offline planner retrieves and the model "
                "only writes the cited answer (for small local models; chosen automatically when the model cannot "

@@ -104,7 +104,7 @@ class ConfigStore:
             raise ValueError(f"a configuration named '{new_name}' already exists; pick another name")
         source = self.load(name)
         try:
-            copy = RAGConfig.model_validate({**source.model_dump(), "name": new_name})
+            copy = source.renamed(new_name)
         except ValidationError as e:
             raise ValueError(f"new name: {format_validation_error(e)}") from e
         self.save(copy)
@@ -118,7 +118,7 @@ class ConfigStore:
         config = parse_config(text, source=source)
         if name:
             try:
-                config = RAGConfig.model_validate({**config.model_dump(), "name": name})
+                config = config.renamed(name)
             except ValidationError as e:
                 raise ValueError(f"{source}: {format_validation_error(e)}") from e
         self.save(config)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import expand_archives, is_folder_archive
-from rag_core.types import DOC_TYPES, Document
+from rag_core.types import DocType, Document
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class _DocumentModel(BaseModel):
 
     id: Annotated[str, StringConstraints(max_length=64)] = ""
     name: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]  # folder paths of 120-char parts
-    doc_type: Literal[DOC_TYPES]  # type: ignore[valid-type]
+    doc_type: DocType
     size: int = Field(ge=0)
     created: Annotated[str, StringConstraints(max_length=40)] = ""
     text: str

@@ -20,7 +20,7 @@ NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
 def renamed(config: RAGConfig, name: str) -> RAGConfig:
     """``config`` under a new name; a bad name raises a ValueError that says what a name may hold."""
     try:
-        return RAGConfig.model_validate({**config.model_dump(), "name": name})
+        return config.renamed(name)
     except ValidationError as e:
         if any(error["loc"] == ("name",) for error in e.errors()):
             raise ValueError(f"'{name}' is not a valid configuration name: use {NAME_RULE}") from None

@@ -25,10 +25,9 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
 from rag_core.llm import LLMOutOfTime
 from rag_core.retrieval.rewrite import check_query
-from rag_core.types import Hit
+from rag_core.types import POLICY_NAMES, Hit
 
 log = logging.getLogger(__name__)
-POLICIES = ("offline", "llm", "llm-answer")
 DEFAULT_TIME_BUDGET_S = 60.0
 
 
@@ -259,7 +258,7 @@ def make_policy(name: str, settings: Settings | None, llm: Any = None) -> Policy
                                "RAG_LLM_API_KEY")
             llm = LLMClient(settings)
         return LLMPolicy(llm) if name == "llm" else AnswerOnlyPolicy(llm)
-    raise ValueError(f"unknown policy {name!r}; choose {', '.join(POLICIES)}")
+    raise ValueError(f"unknown policy {name!r}; choose {', '.join(POLICY_NAMES)}")
 
 
 def time_budget_s(settings: Settings | None, llm: Any) -> float:

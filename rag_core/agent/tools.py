@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
-from rag_core.types import Chunk, Hit
+from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
 
 FocusArea = Literal["general", "fact", "code", "procedure", "data"]
 # Chunk types searched for each focus area (None: no chunk-type filter).
@@ -39,13 +39,13 @@ class SearchArgs(_Args):
     """Search the indexed documents; returns the best chunks with their ids, scores and text."""
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for, in the documents' words.")
-    granularity: Literal["document", "section", "paragraph", "row"] = Field(
+    granularity: Granularity = Field(
         "section",
         description="section: a heading with its content (default, gives context); paragraph: one block for a "
         "precise answer; row: one table row; document: a whole file.",
     )
     focus_area: FocusArea = Field("general", description="Type of content wanted: code, procedure, data or general.")
-    strategy: Literal["auto", "hybrid", "vector", "keyword"] = Field(
+    strategy: RetrievalStrategy = Field(
         "auto", description="auto: routed by the query; hybrid: meaning and keywords fused; vector or keyword alone.")
     max_results: int = Field(5, ge=1, le=20, description="How many chunks to return at most.")
     widen: bool = Field(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-POLICIES = ("offline", "llm", "llm-answer")
+from rag_core.types import POLICY_NAMES
+
 FLAGS = {"agent.max_steps": "--max-steps", "agent.max_retrievals": "--max-retrievals",
          "agent.context_budget": "--budget"}
 
@@ -14,7 +15,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("ask", help="ask the agent a question over a collection (steps traced)")
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--policy", choices=POLICIES, default="offline",
+    parser.add_argument("--policy", choices=POLICY_NAMES, default="offline",
                         help="offline (deterministic, no network; default), llm (the model calls the tools) or "
                              "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
                              "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import argparse
 
-EMBEDDERS = ("minilm", "hash", "openai")
-STRATEGIES = ("auto", "vector", "keyword", "hybrid")
+from rag_core.types import EMBEDDER_NAMES, GRANULARITIES, RETRIEVAL_STRATEGIES
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("search", help="search a collection (dynamic retrieval, traced)")
     parser.add_argument("query", help="what to look for")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="auto", help="retrieval strategy (default: auto)")
+    parser.add_argument("--strategy", choices=RETRIEVAL_STRATEGIES, default="auto",
+                        help="retrieval strategy (default: auto)")
     parser.add_argument("--k", type=int, help="initial k (default 3); dynamic retrieval may widen it up to max k")
     parser.add_argument("--max-k", type=int, help="largest k dynamic retrieval may reach (default 20)")
-    parser.add_argument("--granularity", choices=("paragraph", "section", "document", "row", "any"),
+    parser.add_argument("--granularity", choices=(*GRANULARITIES, "any"),
                         help="granularity searched first (default paragraph)")
     parser.add_argument("--min-confidence", type=float, help="confidence that stops widening (default 0.7)")
     parser.add_argument("--budget", type=int, help="token budget of the formatted context (default 4000)")
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
                         help="chunk id already retrieved (repeatable): not returned again")
     parser.add_argument("--previous", action="append", default=[], metavar="QUERY",
                         help="an earlier query of the same conversation (repeatable, oldest first)")
-    parser.add_argument("--embedder", choices=EMBEDDERS,
+    parser.add_argument("--embedder", choices=EMBEDDER_NAMES,
                         help="embedder (default: the collection's own; must match it)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (hits, context, trace)")
     parser.set_defaults(func=run)

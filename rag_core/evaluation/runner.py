@@ -20,9 +20,9 @@ from typing import Any
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, ranked_targets
-from rag_core.types import Chunk, Document
+from rag_core.types import EVAL_STRATEGIES, Chunk, Document
 
-STRATEGIES = ("vector", "keyword", "hybrid", "auto", "agent")
+STRATEGIES = EVAL_STRATEGIES
 KS = (1, 3, 5, 10)
 QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10")
 Progress = Callable[[int, int, str], None]
