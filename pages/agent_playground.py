@@ -25,13 +25,6 @@ POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm*
                "call tools).")
 
 
-@st.cache_resource(show_spinner=False)
-def _llm():
-    from rag_core.llm import llm_from_settings
-
-    return llm_from_settings(state.settings())
-
-
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -167,7 +160,7 @@ def one_shot(question: str, index, config):
     """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails)."""
     from rag_core.retrieval.dynamic import Retriever
 
-    retrieval = config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1})
+    retrieval = config.retrieval.one_shot()
     return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
 
 
@@ -268,7 +261,7 @@ elif asked:
                 render_one_shot(asked, baseline, index)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
-        llm = _llm() if policy != "offline" else None
+        llm = state.llm() if policy != "offline" else None
 
         def _run():
             final = None

@@ -28,7 +28,7 @@ def _beir(path: str, split: str):
 
 
 def results_store() -> ResultsStore:
-    return ResultsStore(state.settings().data_dir)
+    return state.results_store()
 
 
 def pick_question_set():

@@ -15,13 +15,6 @@ from ui.text import md_inert
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 
 
-@st.cache_resource(show_spinner=False)
-def _llm():
-    from rag_core.llm import llm_from_settings
-
-    return llm_from_settings(state.settings())
-
-
 KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"
 
 
@@ -142,7 +135,7 @@ elif index is not None:
     from rag_core.retrieval.dynamic import Retriever
 
     retriever = Retriever(index, config.retrieval, state.settings(),
-                          llm=_llm() if config.retrieval.strategy == "auto" else None)
+                          llm=state.llm() if config.retrieval.strategy == "auto" else None)
     # A new query or new settings search again: the hits shown always match the settings above them.
     asked = (query, config.retrieval)
     if query.strip() and (clicked or prefill.get("query") or asked != st.session_state.get(LAST_KEY)):

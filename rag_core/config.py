@@ -119,6 +119,12 @@ class RetrievalConfig(_Strict):
     dedup_threshold: float = Field(0.85, ge=0.5, le=1.0)
     token_budget: int = Field(4000, ge=100, le=128_000)
 
+    def one_shot(self) -> RetrievalConfig:
+        """The one-shot RAG baseline the agent is compared with: one hybrid pass, top 5, no intent filter and no
+        relevance floor (the Agent Playground's side-by-side view and ``bench agent``)."""
+        return self.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1, "min_score": 0.0,
+                                       "use_intent_filter": False})
+
     @model_validator(mode="after")
     def _k_order(self) -> RetrievalConfig:
         if self.initial_k > self.max_k:

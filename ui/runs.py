@@ -19,7 +19,7 @@ def _stamp(folder: Path) -> tuple:
 
 
 def store() -> ResultsStore:
-    return ResultsStore(state.settings().data_dir)
+    return state.results_store()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

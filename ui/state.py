@@ -13,7 +13,8 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core import services
+from rag_core.config import EmbeddingConfig, RAGConfig, Settings, get_settings
 from rag_core.errors import RagError, field_problems
 from ui.text import md_escape, md_inert
 
@@ -55,19 +56,29 @@ def config_store():
     return ConfigStore(settings().data_dir)
 
 
-@st.cache_resource(show_spinner="Loading the embedding model…")
-def embedder(name: str):
-    from rag_core.embeddings import get_embedder
+@st.cache_resource(show_spinner=False)
+def results_store():
+    return services.open_results_store(settings())
 
-    return get_embedder(name, settings(), cache_dir=settings().data_dir / "embedding_cache")
+
+@st.cache_resource(show_spinner=False)
+def llm():
+    """The configured LLM client, or None (see ``services.open_llm``)."""
+    return services.open_llm(settings())
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def embedder(embedding_json: str):
+    """One embedder per embedding configuration (name and hash dimension), shared by every index that uses it."""
+    return services.open_embedder(RAGConfig(embedding=EmbeddingConfig.model_validate_json(embedding_json)),
+                                  settings())
 
 
 @st.cache_resource(show_spinner="Opening the index…", max_entries=8)
 def _index(collection: str, config_json: str):
-    from rag_core.index import Index
-
     config = RAGConfig.model_validate_json(config_json)
-    return Index.open(collection, settings(), embedder(config.embedding.embedder), config.chunking)
+    return services.open_index(config, settings(), collection,
+                               embedder=embedder(config.embedding.model_dump_json()))
 
 
 def index_for(config: RAGConfig):

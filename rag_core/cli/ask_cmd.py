@@ -34,9 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RAGConfig, get_settings
     from rag_core.errors import field_problems
-    from rag_core.llm import LLMClient
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import open_collection
+    from rag_core.services import open_collection, open_llm
 
     try:
         config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     index = open_collection(args.collection, settings)
     # raises a clear LLMError when not configured
-    llm = LLMClient(settings) if args.policy != "offline" else None
+    llm = open_llm(settings, required=True) if args.policy != "offline" else None
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
     # --policy llm asked for the model: when the endpoint failed, the offline fallback's answer is still printed

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RetrievalConfig, get_settings
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import open_collection
+    from rag_core.services import open_collection, open_llm
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
@@ -78,11 +78,7 @@ def run(args: argparse.Namespace) -> int:
     _check(overrides)
     settings = get_settings()
     index = open_collection(args.collection, settings, embedder=args.embedder)
-    llm = None
-    if settings.llm_configured and args.strategy == "auto":
-        from rag_core.llm import LLMClient
-
-        llm = LLMClient(settings)
+    llm = open_llm(settings) if args.strategy == "auto" else None
     retriever = Retriever(index, RetrievalConfig(), settings=settings, llm=llm)
     result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
                                 overrides=overrides)
