@@ -86,7 +86,9 @@ class AnswerStream:
             self.box.empty()
 
 
-def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
+def confidence_figure(result: AgentResult) -> go.Figure:
+    """Confidence per retrieval iteration against the threshold the run used (not today's slider value)."""
+    threshold = next(s.threshold for s in result.steps if s.confidence_by_iteration)
     points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
     figure = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
@@ -143,12 +145,12 @@ def render_answer(result: AgentResult, turn: int, index) -> None:
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
 
-def render_details(result: AgentResult, turn: int, threshold: float) -> None:
+def render_details(result: AgentResult, turn: int) -> None:
     """The confidence chart and token gauge, the context receipt and the export button (full width when
     compared: squeezed into half a page the gauge's title was clipped)."""
     left, right = st.columns([2, 1])
     if any(s.confidence_by_iteration for s in result.steps):
-        left.plotly_chart(confidence_figure(result, threshold), key=f"conf-{turn}")
+        left.plotly_chart(confidence_figure(result), key=f"conf-{turn}")
     right.plotly_chart(gauge(result.context_tokens, result.context.get("budget", 0) or 1), key=f"gauge-{turn}")
     with st.expander("Context receipt: exactly what the model saw"):
         st.code(result.context_text or "(empty context)", language=None)
@@ -240,7 +242,7 @@ for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, on
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step, earlier_index)))
         render_answer(result, turn, earlier_index)
     with details_box:
-        render_details(result, turn, threshold)
+        render_details(result, turn)
 if asked:
     one_shot_box, answer_box, details_box = turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
@@ -283,5 +285,5 @@ elif asked:
             render_answer(result, len(chat), index)
     if result is not None:
         with details_box:
-            render_details(result, len(chat), threshold)
+            render_details(result, len(chat))
         chat.append((asked, result, baseline))
