@@ -7,10 +7,9 @@ import threading
 import streamlit as st
 
 from rag_core.config import RAGConfig
-from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
-from ui import runs, state
+from ui import charts, runs, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
 

@@ -144,7 +144,7 @@ def bundle_panel(results) -> None:
             bundle, settings=state.settings(), index_factory=state.index_for, on_finish=results.save,
             progress=lambda d, t, text: bar.progress(min(d / max(t, 1), 1.0), text=f"{d}/{t} · {text}")), "Replay")
         if replayed:
-            from rag_core.evaluation.charts import leaderboard
+            from ui.charts import leaderboard
 
             st.markdown("Bundle results (left) and this machine's replay (right):")
             left, right = st.columns(2)
