@@ -25,7 +25,9 @@ from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, T
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
 from rag_core.llm import LLMOutOfTime
+from rag_core.retrieval.dynamic import Retriever
 from rag_core.retrieval.rewrite import check_query
+from rag_core.search_index import SearchIndex
 from rag_core.types import Hit
 
 log = logging.getLogger(__name__)
@@ -60,13 +62,13 @@ def grounding_of(citations: list[str], context: AgentContext, answer: str) -> tu
 
 def run_agent(
     question: str,
-    index: Any,
+    index: SearchIndex,
     config: RAGConfig,
     settings: Settings | None = None,
     policy: Policy | str | None = None,
     state: AgentState | None = None,
     *,
-    retriever: Any = None,
+    retriever: Retriever | None = None,
     llm: Any = None,
     on_answer_text: Any = None,
 ) -> Iterator[AgentStep | AgentResult]:
@@ -76,15 +78,12 @@ def run_agent(
     """
     question = check_query(question, noun="question")
     if retriever is None:
-        from rag_core.retrieval import Retriever
-
         retriever = Retriever(index, config.retrieval, settings, llm)
     if policy is None or isinstance(policy, str):
         policy = make_policy(policy or config.agent.policy, settings, llm)
     state = state if state is not None else AgentState()
     toolbox = ToolBox(index, retriever)
-    embed = getattr(index, "embed_texts", None)
-    context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, embed)
+    context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, index.embed_texts)
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
     run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
@@ -185,7 +184,8 @@ def run_agent(
     )
 
 
-def ask(question: str, index: Any, config: RAGConfig, settings: Settings | None = None, **kwargs: Any) -> AgentResult:
+def ask(question: str, index: SearchIndex, config: RAGConfig, settings: Settings | None = None,
+        **kwargs: Any) -> AgentResult:
     """Run the agent to the end and return its ``AgentResult``."""
     result = None
     for event in run_agent(question, index, config, settings, **kwargs):

@@ -12,13 +12,17 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
+
+if TYPE_CHECKING:
+    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.search_index import SearchIndex
 
 FocusArea = Literal["general", "fact", "code", "procedure", "data"]
 # Chunk types searched for each focus area (None: no chunk-type filter).
@@ -230,7 +234,7 @@ class ToolOutcome:
 class ToolBox:
     """Runs tools against an ``Index`` and a ``Retriever``; navigation tools use the index's helpers."""
 
-    def __init__(self, index: Any, retriever: Any, *, zoom_keep: int = 2) -> None:
+    def __init__(self, index: SearchIndex, retriever: Retriever, *, zoom_keep: int = 2) -> None:
         self.index = index
         self.retriever = retriever
         self.zoom_keep = zoom_keep
