@@ -1,7 +1,8 @@
 """Shared app state: cached heavy objects (one per process) and per-user state in ``st.session_state``.
 
-Heavy, thread-safe objects (settings, document store, embedders, indexes) are ``st.cache_resource``;
-what a user picked (active configuration, cross-page pre-fills) lives only in ``st.session_state``.
+Heavy, thread-safe objects (settings, stores, embedders, indexes, the LLM client) are ``st.cache_resource``, opened
+through ``rag_core.services`` like the CLI's; what a user picked (active configuration, cross-page pre-fills)
+lives only in ``st.session_state``.
 """
 
 from __future__ import annotations
