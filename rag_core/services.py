@@ -42,12 +42,10 @@ def open_index(config: RAGConfig, settings: Settings | None = None, collection: 
 def open_llm(settings: Settings | None = None, *, required: bool = False):
     """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
     (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""
-    from rag_core.llm import LLMClient
+    from rag_core.llm import LLMClient, llm_from_settings
 
     settings = settings or get_settings()
-    if not settings.llm_configured and not required:
-        return None
-    return LLMClient(settings)
+    return LLMClient(settings) if required else llm_from_settings(settings)
 
 
 def open_results_store(settings: Settings | None = None):
