@@ -11,7 +11,6 @@ import numpy as np
 Progress = Callable[[int, int], None]
 
 
-
 @runtime_checkable
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors.
