@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                         help="retrieval strategy (default: auto)")
     parser.add_argument("--k", type=int, help="initial k (default 3); dynamic retrieval may widen it up to max k")
     parser.add_argument("--max-k", type=int, help="largest k dynamic retrieval may reach (default 20)")
-    parser.add_argument("--granularity", choices=(*GRANULARITIES, "any"),
+    parser.add_argument("--granularity", choices=(*sorted(GRANULARITIES, key=lambda g: g != "paragraph"), "any"),
                         help="granularity searched first (default paragraph)")
     parser.add_argument("--min-confidence", type=float, help="confidence that stops widening (default 0.7)")
     parser.add_argument("--budget", type=int, help="token budget of the formatted context (default 4000)")
