@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import ChunkingConfig
-from rag_core.types import Chunk
+from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
 from ui import chunk_view, jobs, state
 from ui.router import halt, through_app
 from ui.state import KEEP
@@ -14,7 +14,8 @@ from ui.text import md_escape
 through_app()
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
-GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
+# Paragraph first: the selectbox starts on it.
+GRANULARITY_OPTIONS = (*sorted(GRANULARITIES, key=lambda g: g != "paragraph"), "all")
 TABLE_KEY, TABLE_IDS_KEY = "explorer_table", "explorer_table_ids"
 APPLIED_KEY = "explorer_applied"  # the re-index job just started from "Use these settings"
 MAX_OVERLAP, OVERLAP_STEP = 256, 4
@@ -55,7 +56,7 @@ def overlap_limit(max_tokens: int) -> int:
 
 
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
-    strategies = ["structure", "fixed"]
+    strategies = list(CHUNKING_STRATEGIES)
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
     max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens",

@@ -79,7 +79,7 @@ step(4, "The evaluation leaderboard",
      "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
-    from rag_core.evaluation.charts import leaderboard
+    from ui.charts import leaderboard
 
     st.subheader("Latest leaderboard")
     st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))
