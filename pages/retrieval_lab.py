@@ -2,116 +2,14 @@
 
 from __future__ import annotations
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from rag_core.config import RetrievalConfig
-from rag_core.types import CHUNK_TYPES, GRANULARITIES, RETRIEVAL_STRATEGIES
-from ui import hits as hit_view
-from ui import state
+from ui import retrieval_view, state
 from ui.router import through_app
-from ui.text import md_inert
 
 through_app()
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
-
-
-KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"
-
-
-def _sync_knobs(current: RetrievalConfig) -> None:
-    """Point the knob widgets at ``current`` when it changed elsewhere (or the widgets were dropped by a page switch).
-
-    The widgets are keyed and read their value from session state only: a default that follows the active config
-    would change the widget's identity on every change and lose every other pick.
-    """
-    keys = [KNOB + name for name in RetrievalConfig.model_fields]
-    if st.session_state.get(KNOBS_FOR) == current and all(k in st.session_state for k in keys):
-        return
-    for name, value in current.model_dump().items():
-        st.session_state[KNOB + name] = value if name != "chunk_types" else list(value or [])
-    st.session_state[KNOBS_FOR] = current
-
-
-def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
-    """Every retrieval knob, read from and validated into a new ``RetrievalConfig`` (None when invalid)."""
-    _sync_knobs(current)
-    c = st.columns(4)
-
-    values = {
-        "strategy": c[0].selectbox("Strategy", RETRIEVAL_STRATEGIES, key=KNOB + "strategy"),
-        "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], horizontal=True, key=KNOB + "fusion"),
-        "rrf_k": c[0].number_input("RRF k", 1, 1000, key=KNOB + "rrf_k"),
-        "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, step=0.05, key=KNOB + "hybrid_weight"),
-        "section_weight": c[0].slider("Section weight (passages ranked with their section)", 0.0, 4.0, step=0.25,
-                                      key=KNOB + "section_weight",
-                                      help="Hybrid passage search with RRF: how much a passage's best-ranked "
-                                           "enclosing section counts (0: off)."),
-        "initial_k": c[1].number_input("Initial k", 1, 100, key=KNOB + "initial_k"),
-        "max_k": c[1].number_input("Max k", 1, 200, key=KNOB + "max_k"),
-        "max_iterations": c[1].number_input("Max iterations", 1, 10, key=KNOB + "max_iterations"),
-        "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, step=0.05, key=KNOB + "min_confidence"),
-        "min_score": c[2].slider("Min relevance (drop hits below)", 0.0, 1.0, step=0.05, key=KNOB + "min_score",
-                                 help="Acts on the relevance column (calibrated confidence, 0–1, the same for every "
-                                      "strategy), not on the raw retriever scores."),
-        "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, step=0.01, key=KNOB + "dedup_threshold"),
-        "granularity": c[3].selectbox("Granularity", (*GRANULARITIES, "any"), key=KNOB + "granularity"),
-        "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
-                                        key=KNOB + "chunk_types") or None,
-        "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", key=KNOB + "use_intent_filter"),
-        "token_budget": c[3].number_input("Token budget", 100, 128_000, step=500, key=KNOB + "token_budget"),
-    }
-    shown_max_k = values["max_k"]
-    values["max_k"] = max(values["max_k"], values["initial_k"])
-    new = state.guarded(lambda: RetrievalConfig(**values), "Retrieval settings")
-    if new is not None and new.max_k == shown_max_k:  # else the next run shows the raised max k
-        st.session_state[KNOBS_FOR] = new
-    return new
-
-
-def confidence_chart(result, threshold: float) -> go.Figure:
-    steps = [it.iteration for it in result.iterations]
-    figure = go.Figure(go.Scatter(x=steps, y=[it.confidence for it in result.iterations], mode="lines+markers",
-                                  name="confidence", text=[f"k={it.k} · {it.decision}" for it in result.iterations]))
-    figure.add_hline(y=threshold, line_dash="dash", line_color="red", annotation_text=f"min confidence {threshold}")
-    figure.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10}, yaxis_range=[0, 1.05],
-                         xaxis={"title": "iteration", "dtick": 1}, yaxis_title="confidence")
-    return figure
-
-
-def iterations_frame(result) -> pd.DataFrame:
-    return pd.DataFrame([{
-        "iteration": it.iteration, "strategy": it.strategy, "k": it.k,
-        "granularity": str(it.filters.get("granularity")), "chunk types": str(it.filters.get("chunk_types")),
-        "hits": len(it.hits), "below min relevance": len(it.below_min_score), "confidence": round(it.confidence, 3),
-        "decision": it.decision, "why": it.decision_reason, "ms": round(it.elapsed_ms, 1)} for it in result.iterations])
-
-
-def why_not(retriever, result) -> None:
-    from rag_core.retrieval.diagnose import explain_missing, find_chunks
-
-    st.subheader("Why not retrieved?")
-    needle = st.text_input("Find the chunk you expected (text or heading)", key="lab_why_text")
-    candidates = state.guarded(lambda: find_chunks(retriever.index, needle), "Chunk search") if needle else []
-    if needle and not candidates:
-        st.info("No chunk of the index contains that text or heading.")
-    if not candidates:
-        return
-    chosen = st.selectbox("Expected chunk", candidates, key="lab_why_chunk", format_func=lambda c: (
-        f"{retriever.source_name(c)} › {c.heading or '(top)'} · {c.granularity} · {' '.join(c.text.split())[:70]}"))
-    why = state.guarded(lambda: explain_missing(retriever, result, chosen.id), "Diagnosis")
-    if why is None:
-        return
-    (st.success if why.removed_by is None else st.warning)(md_inert(why.verdict))
-    scope = "last pass's filters" if why.scope == "filtered" else "whole index"
-    st.dataframe(pd.DataFrame([{"retriever": name, f"rank ({scope})": why.ranks.get(name),
-                                "raw score": why.scores.get(name), "RRF contribution": why.rrf_contributions.get(name)}
-                               for name in ("vector", "keyword", "fused")]), hide_index=True)
-    st.dataframe(pd.DataFrame([{"step": c.step, "passed": c.passed, "detail": c.detail} for c in why.checks]),
-                 hide_index=True)
-
 
 st.title("🔬 Retrieval Lab")
 config = state.active_config()
@@ -121,7 +19,7 @@ if prefill.get("query"):
 elif QUERY_KEY not in st.session_state and LAST_KEY in st.session_state:  # back from another page: keep the query
     st.session_state[QUERY_KEY] = st.session_state[LAST_KEY][0]
 with st.expander("Retrieval settings (saved into the active configuration)", expanded=False):
-    new = knobs(config.retrieval)
+    new = retrieval_view.knobs(config.retrieval)
     settings = state.settings()
     web = f"configured at {settings.web_search_url}" if settings.web_configured else "not configured"
     st.caption(f"Web route: {web} (RAG_WEB_SEARCH_URL, a SearxNG-compatible JSON endpoint)")
@@ -149,36 +47,5 @@ elif index is not None:
         st.warning("Type a query first.")
     result = st.session_state.get(RESULT_KEY)
     if result is not None:
-        cols = st.columns(4)
-        cols[0].metric("Route", result.route)
-        cols[1].metric("Intent", result.intent)
-        cols[2].metric("Confidence", f"{result.confidence:.2f}")
-        cols[3].metric("Time", f"{result.elapsed_ms:.0f} ms")
-        st.text(f"Why {result.route}: {result.route_reason}\nSearched for: {result.rewritten_query}")
-        if not result.hits:
-            st.info("No hits: try another strategy, a lower min score or a wider granularity.")
-        else:
-            dropped = sum(len(it.below_min_score) for it in result.iterations)
-            st.caption(f"Relevance is the calibrated confidence (0–1, comparable across strategies); raw scores "
-                       f"are each retriever's own scale (cosine, BM25, RRF). Min relevance "
-                       f"{result.config.get('min_score', 0.0)} dropped {dropped} hit(s).")
-            raw = {f"{name} raw": st.column_config.NumberColumn(f"{name} raw", format="%.3f")
-                   for name in hit_view.RETRIEVERS}
-            st.dataframe(hit_view.hits_frame(result), hide_index=True, column_config={
-                "relevance": st.column_config.ProgressColumn("relevance", min_value=0.0, max_value=1.0,
-                                                             format="%.2f", help="calibrated confidence"),
-                "heading": st.column_config.TextColumn("heading", width="medium"),
-                "text": st.column_config.TextColumn("text", width="large"), **raw})
-            with st.expander(f"Hit texts with the query's terms highlighted ({len(result.hits)})", expanded=True):
-                st.html("".join(hit_view.hit_card_html(i, hit, result.rewritten_query)
-                                for i, hit in enumerate(result.hits, start=1)))
-        st.subheader("Iterations")
-        st.dataframe(iterations_frame(result), hide_index=True)
-        st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))
-        st.subheader("Formatted context")
-        ctx = result.context
-        st.progress(min(ctx.tokens / ctx.budget, 1.0), text=f"{ctx.tokens} of {ctx.budget} tokens")
-        st.text(f"{len(ctx.included)} included, {len(ctx.truncated)} truncated, {len(ctx.dropped)} dropped; "
-                f"de-dup removed {len(result.dedup.dropped)} chunk(s), {result.dedup.tokens_saved} tokens saved")
-        st.code(ctx.text or "(empty)", language=None)
-        why_not(retriever, result)
+        retrieval_view.render_result(result)
+        retrieval_view.why_not(retriever, result)

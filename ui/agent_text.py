@@ -15,9 +15,12 @@ GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "t
                      "document": "whole documents"}
 
 
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(str(text).split())
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return _cut(" ".join(str(text).split()), limit)
 
 
 def chunk_name(index, chunk_id: str) -> str:
@@ -72,3 +75,12 @@ def readable_answer(text: str, index) -> str:
     named = CHUNK_REF.sub(lambda m: f"[{chunk_name(index, m.group(1))}]"
                           if index is not None and index.get(m.group(1)) is not None else m.group(0), text)
     return safe_markdown(named)
+
+
+def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str, str]:
+    """A short button label (the document and its innermost heading, cut with an ellipsis) and the full
+    ``source › heading path`` for the button's tooltip. Names and headings are shown as written."""
+    full = f"{source_name} › {heading}" if heading else source_name
+    inner = heading.rsplit(" › ", 1)[-1] if heading else ""
+    short = _cut(source_name, limit) + (f" › {_cut(inner, limit)}" if inner else "")
+    return md_escape(short), md_escape(full)

@@ -1,4 +1,4 @@
-"""Source code units: Python split at top-level ``def``/``class`` via ``ast``; other languages at
+"""Source code blocks: Python split at top-level ``def``/``class`` via ``ast``; other languages at
 blank-line-separated top-level blocks; oversized code split at blank lines between top-level statements."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ _NAMED = re.compile(
 
 
 @dataclass(slots=True)
-class CodeUnit:
-    """A top-level unit of a source file: a function, a class, or a run of other statements."""
+class SourceBlock:
+    """A top-level block of a source file: a function, a class, or a run of other statements."""
 
     start: int
     end: int
@@ -35,8 +35,8 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def python_units(text: str) -> list[CodeUnit] | None:
-    """Top-level units of Python source via ``ast``; None when the source does not parse."""
+def python_blocks(text: str) -> list[SourceBlock] | None:
+    """Top-level blocks of Python source via ``ast``; None when the source does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -47,7 +47,7 @@ def python_units(text: str) -> list[CodeUnit] | None:
     def offset(line_no: int) -> int:  # 1-based line number -> char offset of its start
         return starts[line_no - 1] if line_no - 1 < len(starts) else len(text)
 
-    units: list[CodeUnit] = []
+    blocks: list[SourceBlock] = []
     pending_start: int | None = None  # first line of a run of plain statements
     pending_end = 0
     prev_end_line = 0
@@ -57,33 +57,33 @@ def python_units(text: str) -> list[CodeUnit] | None:
         while first - 1 > prev_end_line and lines[first - 2].lstrip().startswith("#"):
             first -= 1
         if prev_end_line == 0:
-            first = 1  # a leading comment block or shebang belongs to the first unit
+            first = 1  # a leading comment block or shebang belongs to the first block
         last = node.end_lineno or node.lineno
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if pending_start is not None:
-                units.append(CodeUnit(*_trim(text, offset(pending_start), offset(pending_end + 1))))
+                blocks.append(SourceBlock(*_trim(text, offset(pending_start), offset(pending_end + 1))))
                 pending_start = None
             kind = "class" if isinstance(node, ast.ClassDef) else "def"
-            units.append(CodeUnit(*_trim(text, offset(first), offset(last + 1)), name=f"{kind} {node.name}"))
+            blocks.append(SourceBlock(*_trim(text, offset(first), offset(last + 1)), name=f"{kind} {node.name}"))
         else:
             if pending_start is None:
                 pending_start = first
             pending_end = last
         prev_end_line = last
     if pending_start is not None:
-        units.append(CodeUnit(*_trim(text, offset(pending_start), offset(pending_end + 1))))
-    tail = _trim(text, units[-1].end if units else 0, len(text))
+        blocks.append(SourceBlock(*_trim(text, offset(pending_start), offset(pending_end + 1))))
+    tail = _trim(text, blocks[-1].end if blocks else 0, len(text))
     if tail[1] > tail[0]:
-        units.append(CodeUnit(*tail))
-    return [u for u in units if u.end > u.start]
+        blocks.append(SourceBlock(*tail))
+    return [b for b in blocks if b.end > b.start]
 
 
-def blank_line_units(text: str) -> list[CodeUnit]:
+def blank_line_blocks(text: str) -> list[SourceBlock]:
     """Top-level blocks of any language: a new block starts after a blank line at a non-indented line that
     does not close a bracket (``}``, ``end`` ...)."""
     starts = line_starts(text)
     lines = [text[starts[i] : (starts[i + 1] if i + 1 < len(starts) else len(text))] for i in range(len(starts))]
-    units: list[CodeUnit] = []
+    blocks: list[SourceBlock] = []
     block_start: int | None = None
     after_blank = False
     for i, line in enumerate(lines):
@@ -94,25 +94,25 @@ def blank_line_units(text: str) -> list[CodeUnit]:
         if block_start is None:
             block_start = starts[i]
         elif after_blank and top_level:
-            units.append(CodeUnit(*_trim(text, block_start, starts[i])))
+            blocks.append(SourceBlock(*_trim(text, block_start, starts[i])))
             block_start = starts[i]
         after_blank = False
     if block_start is not None:
-        units.append(CodeUnit(*_trim(text, block_start, len(text))))
-    for unit in units:
-        m = _NAMED.match(text[unit.start : unit.end])
+        blocks.append(SourceBlock(*_trim(text, block_start, len(text))))
+    for block in blocks:
+        m = _NAMED.match(text[block.start : block.end])
         if m:
-            unit.name = m.group(0).strip()
-    return [u for u in units if u.end > u.start]
+            block.name = m.group(0).strip()
+    return [b for b in blocks if b.end > b.start]
 
 
-def code_units(text: str, language: str | None) -> list[CodeUnit]:
-    """Units of a source file: ``ast`` for Python (falls back to blank lines on a syntax error)."""
+def source_blocks(text: str, language: str | None) -> list[SourceBlock]:
+    """Blocks of a source file: ``ast`` for Python (falls back to blank lines on a syntax error)."""
     if (language or "").lower() in ("python", "py"):
-        units = python_units(text)
-        if units is not None:
-            return units
-    return blank_line_units(text)
+        blocks = python_blocks(text)
+        if blocks is not None:
+            return blocks
+    return blank_line_blocks(text)
 
 
 def split_code(

@@ -12,7 +12,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass, field
 
-from rag_core.chunking.code import code_units
+from rag_core.chunking.code import source_blocks
 from rag_core.chunking.markdown_blocks import ParsedMarkdown, markdown_parser, parse_markdown
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.chunking.structure import size_limit
@@ -97,7 +97,7 @@ class _Linter:
         self._sentences: dict[tuple[int, int], list[tuple[int, int]]] = {}
         if doc.doc_type == "code":
             self.parsed: ParsedMarkdown | None = None
-            self.code = _Spans([(u.start, u.end) for u in code_units(doc.text, doc.language)], doc.text)
+            self.code = _Spans([(u.start, u.end) for u in source_blocks(doc.text, doc.language)], doc.text)
             self.fences = self.tables_spans = self.items = self.paragraphs = _Spans([])
             self.tables = []
             self.headings: list[tuple[int, int, int]] = []

@@ -21,8 +21,8 @@ _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
 @dataclass(slots=True)
-class Piece:
-    """A verbatim sub-span of a block produced by a split."""
+class SentenceRun:
+    """Consecutive sentences packed up to ``max_tokens``: a verbatim sub-span of an oversized prose block."""
 
     start: int
     end: int
@@ -68,14 +68,14 @@ def pack_sentences(
     max_tokens: int,
     overlap: int,
     count: Callable[[str], int],
-) -> list[Piece]:
-    """Pack consecutive sentences into pieces of at most ``max_tokens``; each piece after the first starts
-    with the previous piece's last whole sentences totalling at most ``overlap`` tokens.
+) -> list[SentenceRun]:
+    """Pack consecutive sentences into runs of at most ``max_tokens``; each run after the first starts
+    with the previous run's last whole sentences totalling at most ``overlap`` tokens.
 
-    A single sentence longer than ``max_tokens`` becomes its own piece flagged ``oversized``.
+    A single sentence longer than ``max_tokens`` becomes its own run flagged ``oversized``.
     """
     sizes = [count(text[s:e]) + 1 for s, e in sentences]  # +1: the joining whitespace
-    pieces: list[Piece] = []
+    runs: list[SentenceRun] = []
     i = 0
     n = len(sentences)
     while i < n:
@@ -86,10 +86,10 @@ def pack_sentences(
             j += 1
         if j == i + 1 and sizes[i] - 1 > max_tokens:
             s, e = sentences[i]
-            pieces.append(Piece(s, e, sizes[i] - 1, oversized=True))
+            runs.append(SentenceRun(s, e, sizes[i] - 1, oversized=True))
         else:
             s, e = sentences[i][0], sentences[j - 1][1]
-            pieces.append(Piece(s, e, total - 1))
+            runs.append(SentenceRun(s, e, total - 1))
         if j >= n:
             break
         # Step back over whole trailing sentences for the overlap, keeping room for at least one new sentence.
@@ -101,4 +101,4 @@ def pack_sentences(
             back -= 1
             carried += sizes[back]
         i = back
-    return pieces
+    return runs
