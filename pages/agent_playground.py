@@ -163,11 +163,15 @@ def render_details(result: AgentResult, turn: int, threshold: float) -> None:
 
 
 def one_shot(question: str, index, config):
-    """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails)."""
+    """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails); the same baseline
+    the guided demo compares the agent with when it picks its question."""
+    from rag_core.evaluation.showcase import one_shot_retrieval
     from rag_core.retrieval.dynamic import Retriever
 
-    retrieval = config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1})
-    return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
+    retrieval = one_shot_retrieval(config)
+    with st.spinner("One-shot search: one hybrid search for the top 5 chunks…"):
+        return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question),
+                             "One-shot RAG")
 
 
 def render_one_shot(question: str, result, index) -> None:

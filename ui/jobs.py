@@ -71,6 +71,7 @@ def _cancel(job_id: str, title: str) -> None:
 CANCEL_HELP = {
     "evaluation": "Stop after the current question: the questions already measured are kept as a cancelled run.",
     "sweep": "Stop after the current question: the cells already measured are kept as a cancelled sweep.",
+    "demo": "Stop choosing the guided demo's question; step 3 on Home then offers to choose it again.",
 }
 INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the one in progress is rolled "
                       "back, the rest are not indexed.")
