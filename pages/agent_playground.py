@@ -276,7 +276,9 @@ elif asked:
         def _run():
             final = None
             live = AnswerStream()
-            with st.spinner("The agent is working…"):  # a step (an LLM call, its retries) can take seconds
+            # a step (an LLM call, its retries) can take seconds: say so while the steps stream in below
+            with st.spinner(f"The agent ({policy} policy) is working: it searches, zooms and reads, then answers; "
+                            "each step appears here as it happens…"):
                 for event in run_agent(asked, index, config, settings, policy=policy, state=conversation, llm=llm,
                                        on_answer_text=live.add):
                     if isinstance(event, AgentResult):

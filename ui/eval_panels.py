@@ -46,9 +46,14 @@ def config_panel() -> None:
                              help=f"A name of {NAME_RULE}.")
     if c2.button("Save", key="cfg_save"):
         saved = state.guarded(lambda: renamed(active, new_name.strip()), "Configuration name")
-        if saved and state.guarded(lambda: store.save(saved), "Saving the configuration"):
-            state.set_active_config(saved)
-            st.success(f"Saved '{saved.name}'.")
+        if saved:
+            with st.spinner(f"Saving the configuration '{saved.name}' and opening its index…"):
+                ok = state.guarded(lambda: store.save(saved), "Saving the configuration")
+                if ok:
+                    state.set_active_config(saved)
+                    state.guarded(lambda: state.index_for(saved), "Opening the index")
+            if ok:
+                st.success(f"Saved '{saved.name}'.")
     names = state.guarded(store.list, "Saved configurations") or []
     if not names:
         st.info("No saved configuration yet.")
@@ -58,9 +63,13 @@ def config_panel() -> None:
         name = st.selectbox("Saved configuration", names, key="cfg_pick", persist_state=state.KEEP)
         b1, b2, b3 = st.columns(3)
         if b1.button("Load as active", key="cfg_load"):
-            config = state.guarded(lambda: store.load(name), "Loading")
+            with st.spinner(f"Loading the configuration '{name}' and opening its index (a new embedder loads its "
+                            "model)…"):
+                config = state.guarded(lambda: store.load(name), "Loading")
+                if config:
+                    state.set_active_config(config)
+                    state.guarded(lambda: state.index_for(config), "Opening the index")
             if config:
-                state.set_active_config(config)
                 st.success(f"'{name}' is now the active configuration.")
         if b3.button("Delete", key="cfg_delete"):
             if state.guarded(lambda: store.delete(name) or True, "Deleting"):
@@ -78,7 +87,8 @@ def config_panel() -> None:
                 st.rerun()
     upload = st.file_uploader("Import a configuration (JSON)", type=["json"], key="cfg_import")
     if upload is not None and st.button("Import", key="cfg_import_go"):
-        config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
+        with st.spinner("Checking and saving the imported configuration…"):
+            config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
         if config:
             st.session_state[FLASH_KEY] = f"Imported '{config.name}'."
             st.rerun()
@@ -134,7 +144,8 @@ def bundle_panel(results) -> None:
                f"{len(bundle.agent_traces)} agent traces · strategies {md_inert(', '.join(bundle.run.strategies))}")
     c1, c2 = st.columns(2)
     if c1.button("Import bundle", key="bundle_import"):
-        summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
+        with st.spinner("Importing the bundle: checking and storing its configurations, run and documents…"):
+            summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
         if summary:
             st.session_state[BUNDLE_KEY] = summary
             st.success(import_message(summary))

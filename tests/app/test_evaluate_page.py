@@ -408,3 +408,37 @@ def test_demo_step_four_runs_an_evaluation_when_there_is_none(docs, data_dir):
     assert sorted(ResultsStore(data_dir).load(runs[0]["id"]).strategies) == ["agent", "hybrid", "keyword", "vector"]
     board = at.tabs[1].dataframe[0].value
     assert len(board) == 4
+
+
+def test_saving_and_loading_a_configuration_say_what_they_do(data_dir, spinners, monkeypatch):
+    import ui.state
+
+    seen, index_for = [], ui.state.index_for
+    monkeypatch.setattr(ConfigStore, "save", lambda self, config, _save=ConfigStore.save: (
+        seen.append(("save", list(spinners))), _save(self, config))[1])
+    monkeypatch.setattr(ui.state, "index_for",
+                        lambda config: seen.append(("open", list(spinners))) or index_for(config))
+    at = _app().run()
+    seen.clear()
+    at.text_input(key="cfg_save_name").input("mine")
+    at.button(key="cfg_save").click().run()
+    assert not at.exception and "Saved 'mine'." in [s.value for s in at.success]
+    saving = ["Saving the configuration 'mine' and opening its index…"]
+    assert ("save", saving) in seen and ("open", saving) in seen  # the index of the new active config opens too
+    seen.clear()
+    at.button(key="cfg_load").click().run()
+    assert ("open", ["Loading the configuration 'mine' and opening its index (a new embedder loads its model)…"]) \
+        in seen
+
+
+def test_starting_a_run_says_what_it_does(docs, data_dir, spinners, monkeypatch):
+    import rag_core.evaluation.background as background
+
+    seen, submit = [], background.submit_evaluation
+    monkeypatch.setattr("ui.eval_jobs.submit_evaluation",
+                        lambda *a, **k: seen.append(list(spinners)) or submit(*a, **k))
+    at = _app().run()
+    at.multiselect(key="eval_strategies").set_value(["keyword"])
+    _button(at, "Run evaluation").click().run()
+    finish_jobs(at)
+    assert seen == [["Starting the evaluation run: loading the embedding model and queuing the job…"]]
