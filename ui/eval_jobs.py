@@ -17,7 +17,7 @@ JOB_KEY = "eval_job_id"  # the evaluation job this session started last
 SHOWN_KEY = "eval_jobs_opened"  # ids of finished jobs whose run was already opened in the Results/Sweep tab
 
 
-def _index_factory(configs):
+def index_factory(configs):
     """Opens each configuration's index inside the job (a sweep has a new chunking per cell); the embedding
     models are loaded here, in the page, where their loading shows a spinner."""
     from rag_core.index import Index
@@ -46,7 +46,7 @@ def start(question_set, configs, strategies, label: str = "") -> JobStatus | Non
     with st.spinner(f"Starting the {what}: loading the embedding model and queuing the job…"):
         job = state.guarded(lambda: submit_evaluation(
             jobs.runner(), question_set, configs, strategies, settings=state.settings(), documents=docs,
-            index_factory=None if beir else _index_factory(configs), label=label), "Evaluation")
+            index_factory=None if beir else index_factory(configs), label=label), "Evaluation")
     if job is not None:
         st.session_state[JOB_KEY] = job.id
     return job

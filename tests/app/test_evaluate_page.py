@@ -442,3 +442,29 @@ def test_starting_a_run_says_what_it_does(docs, data_dir, spinners, monkeypatch)
     _button(at, "Run evaluation").click().run()
     finish_jobs(at)
     assert seen == [["Starting the evaluation run: loading the embedding model and queuing the job…"]]
+
+
+def test_a_bundle_replay_runs_as_a_job_and_shows_both_leaderboards(docs, data_dir):
+    from rag_core.bundle import export_bundle
+    from rag_core.config import get_settings
+    from rag_core.evaluation.runner import run_evaluation
+    from rag_core.services import open_index
+
+    golden = load_golden()
+    run = run_evaluation(golden, [HASH_CONFIG], ["keyword"], settings=get_settings(), documents=docs.list(),
+                         index_factory=lambda c: open_index(c, get_settings()))
+    data = export_bundle(run, docs.list(), include_documents=True, trace_question_ids=[])
+    at = _app().run()
+    at.file_uploader(key="bundle_upload").set_value(("bundle.json", data.encode(), "application/json")).run()
+    at.button(key="bundle_replay").click().run()
+    assert not at.exception, at.exception
+    [job] = runner_for(data_dir).jobs()
+    assert job.kind == "evaluation" and job.settings["label"] == "replay of bundle"
+    finish_jobs(at)
+    assert not at.exception, at.exception
+    replayed = ResultsStore(data_dir).load(runner_for(data_dir).get(job.id).result)
+    assert replayed.label == "replay of bundle" and replayed.status == "complete"
+    assert "Bundle results (left) and this machine's replay (right):" in [m.value for m in at.tabs[4].markdown]
+    left, right = at.tabs[4].dataframe[-2:]
+    assert len(left.value) == len(right.value) == 1
+    assert right.value["ndcg@10"][0] == run.summary[0]["ndcg@10"]  # same documents, same settings: same score
