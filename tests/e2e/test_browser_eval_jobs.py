@@ -117,8 +117,9 @@ def test_an_evaluation_run_goes_on_while_visiting_other_pages(served, page):
     _wait_text(page, f"{job['result']} complete")  # the page redraws itself when the job ends
     _settle(page)
     page.get_by_role("tab", name="🏆 Results").click()
-    run_box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Run").first
-    assert job["result"] in run_box.inner_text()  # the new run is the one shown
+    run_box = page.locator('[role="tabpanel"]:visible [data-testid="stSelectbox"]').first  # "Run"
+    assert run_box.inner_text().startswith("Run")
+    assert run_box.locator("input").input_value().endswith(job["result"])  # the new run is the one shown
     _check_clean(page, "eval_job_done")
 
 
