@@ -26,19 +26,20 @@ def showcase(config: RAGConfig):
     was cancelled or failed), or ("empty", None) while the active index holds no document or is being filled (the
     choice depends on what it holds)."""
     from rag_core.evaluation.questions import load_golden
-    from rag_core.evaluation.showcase import load_showcase, showcase_key, submit_showcase
+    from rag_core.evaluation.showcase import asks_about, load_showcase, showcase_key, submit_showcase
 
     index = state.guarded(lambda: state.index_for(config), "Opening the index")
     contents = state.guarded(index.documents, "Reading the index") if index is not None else None
-    if not contents:
-        return "empty", None
     golden = load_golden()
+    if not contents or not asks_about(golden, contents):  # the golden questions ask about the sample documents
+        return "empty", None
     key = showcase_key(golden, contents, config)
     chosen, found = load_showcase(state.settings().data_dir, key)
     if chosen:
         return "ready", found
-    busy = [job for job in jobs.runner().active() if job.collection == config.collection_name()]
-    choosing = next((job for job in busy if job.kind == "demo" and job.settings.get("key") == key), None)
+    active = jobs.runner().active()
+    busy = [job for job in active if job.collection == config.collection_name()]  # jobs writing this index
+    choosing = next((job for job in active if job.kind == "demo" and job.settings.get("key") == key), None)
     if choosing is None and busy:
         return "empty", None  # documents are being indexed: choose once they are in
     last = next((job for job in jobs.runner().jobs() if job.kind == "demo" and job.settings.get("key") == key), None)

@@ -144,6 +144,12 @@ def explain(comparison: Comparison) -> str:
             f"{steps}")
 
 
+def asks_about(question_set: QuestionSet, contents: Sequence[dict[str, Any]]) -> bool:
+    """Whether the index (``Index.documents()`` rows) holds a document the questions name (or they name none)."""
+    named = {q.doc for q in question_set.questions if q.doc}
+    return not named or bool(named & {row.get("name") for row in contents})
+
+
 def pick_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
                   progress: Callable[[int, int], None] | None = None) -> Showcase | None:
     """The question of ``question_set`` where the agent's extra steps matter most; None when the agent finds
@@ -168,8 +174,10 @@ KEEP_CHOICES = 8  # choices kept in the showcase file (one per index contents ×
 
 
 def showcase_key(question_set: QuestionSet, contents: Sequence[dict[str, Any]], config: RAGConfig) -> str:
-    """Names what a choice depends on: the questions, what the index holds, and the configuration."""
-    text = json.dumps([question_set.name, len(question_set.questions), list(contents), config.model_dump()],
+    """Names what a choice depends on: the questions, what the index holds (``Index.documents()`` rows; their
+    changing fields, such as a hot entry's time left, are left out), and the configuration."""
+    held = sorted((str(row.get("doc_id")), str(row.get("name")), str(row.get("chunks"))) for row in contents)
+    text = json.dumps([question_set.name, len(question_set.questions), held, config.model_dump()],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -222,6 +230,7 @@ def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config:
         job.set_result(chosen.question_id if chosen else "")
         return f"chose {chosen.question_id}" if chosen else "no question showed the agent's extra steps"
 
-    return runner.submit_task(task, kind="demo", collection=config.collection_name(), settings={"key": key},
+    # (no collection: a job's collection names the index it writes, and this one only reads)
+    return runner.submit_task(task, kind="demo", settings={"key": key, "collection": config.collection_name()},
                               title=f"Choosing the demo question: one-shot vs agent on {len(question_set.questions)} "
                                     f"'{question_set.name}' questions")

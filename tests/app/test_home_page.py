@@ -15,7 +15,7 @@ from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
 from rag_core.evaluation.showcase import compare
 from rag_core.jobs import runner_for
-from rag_core.loaders import load_path
+from rag_core.loaders import load_bytes, load_path
 from rag_core.services import open_index
 from tests.app.apptest_helpers import finish_jobs, page_app
 from ui.state import PAGES
@@ -160,3 +160,13 @@ def test_leaderboard_step_lands_on_the_evaluate_page_in_the_app(data_dir):
     _click(at, "demo_eval")
     assert [t.value for t in at.title] == ["📊 Evaluate"]
     assert at.radio[0].value == "Built-in golden set"
+
+
+def test_no_choice_is_started_for_documents_the_golden_questions_do_not_ask_about(data_dir):
+    doc = load_bytes("mine.md", b"# Mine\n\nOur own notes about nothing in the golden set.\n")
+    DocumentStore(data_dir).add(doc)
+    open_index(HASH_CONFIG, get_settings()).ingest([doc])
+    at = _home().run()
+    assert not at.exception
+    assert runner_for(data_dir).jobs() == []
+    assert "Load the sample documents first (step 1)" in _step_three(at) and at.button(key="demo_agent").disabled

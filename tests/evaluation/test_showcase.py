@@ -10,6 +10,7 @@ from rag_core.config import EmbeddingConfig, RAGConfig, Settings
 from rag_core.evaluation.questions import Question, QuestionSet, load_golden
 from rag_core.evaluation.showcase import (
     Comparison,
+    asks_about,
     compare,
     explain,
     load_showcase,
@@ -97,5 +98,8 @@ def test_the_choice_runs_as_a_job_and_is_kept_per_key(sample_index):
     chosen, found = load_showcase(settings.data_dir, key)
     assert chosen and job.result == (found.question_id if found else "")
     assert showcase_key(golden, [], HASH) != key  # other index contents: chosen again
+    hot = [{**row, "expires_in_s": 12.5} for row in index.documents()]
+    assert showcase_key(golden, hot, HASH) == key  # a changing field is no other content
+    assert asks_about(golden, index.documents()) and not asks_about(golden, [{"name": "mine.md"}])
     save_showcase(settings.data_dir, "other", None)
     assert load_showcase(settings.data_dir, "other") == (True, None) and load_showcase(settings.data_dir, key)[0]
