@@ -5,12 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import RAGConfig
-from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES
-from ui import eval_jobs, runs, state
+from ui import charts, eval_jobs, runs, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
+
+through_app()
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
@@ -25,7 +27,7 @@ def _beir(path: str, split: str):
 
 
 def results_store() -> ResultsStore:
-    return ResultsStore(state.settings().data_dir)
+    return state.results_store()
 
 
 def pick_question_set():

@@ -6,7 +6,10 @@ import streamlit as st
 
 from rag_core.config import RAGConfig
 from ui import jobs, runs, state
+from ui.router import through_app
 from ui.text import md_inert
+
+through_app()
 
 DEMO_DOC = "configuration.md"
 CHOOSE_AGAIN_KEY = "demo_choose_again"
@@ -128,7 +131,7 @@ step(4, "The evaluation leaderboard",
      "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
-    from rag_core.evaluation.charts import leaderboard
+    from ui.charts import leaderboard
 
     st.subheader("Latest leaderboard")
     st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))

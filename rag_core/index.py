@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rag_core.config import ChunkingConfig, Settings
+from rag_core.embeddings.base import Embedder
 from rag_core.errors import IndexError_, RagError
 from rag_core.stores.collections import client, delete_collection, fresh_client, list_collections, lock_for
 from rag_core.stores.contextual import embed_chunks
@@ -35,7 +36,14 @@ from rag_core.stores.hot import HotTier, chunk_allowed
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.navigation import Navigation
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import ChromaVectorStore, build_where, check_collection_name, chunk_metadata, describe
+from rag_core.stores.vector import (
+    ChromaVectorStore,
+    VectorStore,
+    build_where,
+    check_collection_name,
+    chunk_metadata,
+    describe,
+)
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -160,11 +168,11 @@ class _PendingStore:
     """The vector store of an index opened while its Chroma server was unreachable: every use tries to connect
     again and, until that works, raises the connection's ``IndexError_`` (keyword search does not need it)."""
 
-    def __init__(self, connect: Callable[[], ChromaVectorStore]):
+    def __init__(self, connect: Callable[[], VectorStore]):
         self._connect = connect
-        self._store: ChromaVectorStore | None = None
+        self._store: VectorStore | None = None
 
-    def _live(self) -> ChromaVectorStore:
+    def _live(self) -> VectorStore:
         if self._store is None:
             self._store = self._connect()
         return self._store
@@ -179,7 +187,8 @@ class _PendingStore:
 class Index(Navigation):
     """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
 
-    def __init__(self, name: str, settings: Settings, embedder, chunking: ChunkingConfig, store, side: SideStore,
+    def __init__(self, name: str, settings: Settings, embedder: Embedder, chunking: ChunkingConfig,
+                 store: VectorStore | _PendingStore, side: SideStore,
                  chunker: Chunker | None, clock: Callable[[], float]):
         self.name = name
         self.settings = settings
@@ -232,7 +241,7 @@ class Index(Navigation):
             chunking = stored
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
-            def connect() -> ChromaVectorStore:
+            def connect() -> VectorStore:
                 return ChromaVectorStore(client(settings), name, metadata, describe(settings))
 
             try:

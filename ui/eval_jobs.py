@@ -18,18 +18,18 @@ SHOWN_KEY = "eval_jobs_opened"  # ids of finished jobs whose run was already ope
 
 
 def index_factory(configs):
-    """Opens each configuration's index inside the job (a sweep has a new chunking per cell); the embedding
-    models are loaded here, in the page, where their loading shows a spinner."""
-    from rag_core.index import Index
+    """Opens each configuration's index inside the job (a sweep has a new chunking per cell) with the app's shared
+    embedders, loaded here, in the page, where their loading shows a spinner."""
+    from rag_core.services import open_index
 
     settings = state.settings()
-    embedders = {c.embedding.embedder: state.embedder(c.embedding.embedder) for c in configs}
+    embedders = {c.embedding.model_dump_json(): state.embedder(c.embedding.model_dump_json()) for c in configs}
     opened: dict[str, object] = {}
 
     def factory(config):
         name = config.collection_name()
         if name not in opened:
-            opened[name] = Index.open(name, settings, embedders[config.embedding.embedder], config.chunking)
+            opened[name] = open_index(config, settings, embedder=embedders[config.embedding.model_dump_json()])
         return opened[name]
 
     return factory

@@ -21,7 +21,7 @@ NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
 def renamed(config: RAGConfig, name: str) -> RAGConfig:
     """``config`` under a new name; a bad name raises a ValueError that says what a name may hold."""
     try:
-        return RAGConfig.model_validate({**config.model_dump(), "name": name})
+        return config.renamed(name)
     except ValidationError as e:
         if any(error["loc"] == ("name",) for error in e.errors()):
             raise ValueError(f"'{name}' is not a valid configuration name: use {NAME_RULE}") from None
@@ -105,8 +105,8 @@ def import_message(summary: dict) -> str:
 
 def replay_panel(bundle, results) -> None:
     """The replay job of this bundle: live while it runs, then the bundle's leaderboard beside this machine's."""
-    from rag_core.evaluation.charts import leaderboard
     from ui import jobs
+    from ui.charts import leaderboard
 
     job_id, run_id = st.session_state.get(REPLAY_KEY, (None, None))
     job = jobs.runner().get(job_id) if job_id and run_id == bundle.run.id else None

@@ -99,8 +99,10 @@ def _sidebar_body() -> None:
 def sidebar_jobs(where) -> None:
     """The background jobs panel of the shared sidebar (``where``: a sidebar container)."""
     active = runner().active()
-    if active:
-        st.session_state.setdefault(_SEEN_ACTIVE_KEY, set()).update(j.id for j in active)
+    # A full run drew the page with every job's current state: note what runs now, without the rerun that
+    # ``_sidebar_body`` makes when a job ends during its own (fragment) reruns; a rerun here would wipe what this
+    # run's click just drew (seen: a click on Documents lost when an ingest ended in between).
+    _ended({j.id for j in active})
     with where:
         if active:
             st.markdown("**Background jobs**")

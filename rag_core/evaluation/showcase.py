@@ -1,11 +1,12 @@
 """The guided demo's question for "one-shot RAG versus the agent", chosen by asking both every question of a set.
 
-Nothing is hard-coded: each question goes to one-shot search (top-5 hybrid, one pass: the baseline the Agent
-Playground shows beside the agent) and to the agent with the offline policy, and the question where the agent's
-extra steps matter most is kept, with the reason in words. First choice: the agent's context holds answer targets
-the one-shot context misses; else the agent found everything one-shot did but needed more than one search.
-Asking both every question takes a while (about 20 s for the 60 golden questions with MiniLM), so the choice runs
-as a background job and is kept in ``data_dir/evaluations/showcase.json`` per index contents and configuration.
+Nothing is hard-coded: each question goes to one-shot search (``RetrievalConfig.one_shot()``: top-5 hybrid, one
+pass, the baseline the Agent Playground shows beside the agent) and to the agent with the offline policy, and the
+question where the agent's extra steps matter most is kept, with the reason in words. First choice: the agent's
+context holds answer targets the one-shot context misses; else the agent found everything one-shot did but needed
+more than one search. Asking both every question takes a while (about 20 s for the 60 golden questions with
+MiniLM), so the choice runs as a background job and is kept in ``data_dir/evaluations/showcase.json`` per index
+contents and configuration.
 """
 
 from __future__ import annotations
@@ -23,14 +24,9 @@ from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Chunk
 
-ONE_SHOT_K = 5
+ONE_SHOT_K = RetrievalConfig().one_shot().initial_k
 SEARCH_TOOLS = ("search",)
 LOOK_TOOLS = ("zoom_in", "zoom_out", "read_section")
-
-
-def one_shot_retrieval(config: RAGConfig) -> RetrievalConfig:
-    """The one-shot baseline: top-5 hybrid search, one pass, the configuration's other retrieval settings."""
-    return config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": ONE_SHOT_K, "max_iterations": 1})
 
 
 @dataclass(slots=True)
@@ -96,7 +92,7 @@ def compare(question: Question, index, config: RAGConfig, settings: Settings) ->
     """Ask ``question`` with one-shot search and with the offline agent; what each found."""
     from rag_core.retrieval import Retriever
 
-    one_shot = Retriever(index, one_shot_retrieval(config), settings).retrieve(question.question)
+    one_shot = Retriever(index, config.retrieval.one_shot(), settings).retrieve(question.question)
     one_shot_found, _ = _found(question, [(h.chunk, h.source_name) for h in one_shot.hits])
     agent = _agent_result(question.question, index, config, settings)
     agent_found, where = _found(question, [(h.chunk, h.source_name) for h in agent.context_hits])

@@ -347,3 +347,13 @@ def test_use_these_settings_says_what_it_does_while_it_saves(guide_doc, data_dir
     assert not at.exception
     assert seen == [["Saving the chunking into the active configuration and queuing the re-index of every "
                      "document…"]]
+
+
+def test_an_empty_explorer_under_the_app_keeps_the_sidebar(data_dir):
+    """The page ends early (no documents) without stopping the run: app.py still draws the badge after it."""
+    at = studio_app(RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash")))
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("No documents yet" in info.value for info in at.info)
+    assert any("Active config" in caption.value for caption in at.sidebar.caption)

@@ -14,7 +14,6 @@ from rag_core.evaluation.showcase import (
     compare,
     explain,
     load_showcase,
-    one_shot_retrieval,
     pick_showcase,
     save_showcase,
     showcase_key,
@@ -51,11 +50,6 @@ def test_the_rank_prefers_a_gain_then_a_complete_answer_then_more_steps():
     assert gain.rank() > complete.rank() > more_steps.rank()
     assert explain(complete).startswith("both find the answer, but one-shot search bets on a single query while "
                                         "the agent checks it with 3 searches")
-
-
-def test_one_shot_is_top_five_hybrid_in_one_pass():
-    retrieval = one_shot_retrieval(HASH)
-    assert (retrieval.strategy, retrieval.initial_k, retrieval.max_iterations) == ("hybrid", 5, 1)
 
 
 @pytest.fixture
