@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import streamlit as st
 
 from rag_core.config import RAGConfig
 from rag_core.evaluation.results import ResultsStore
-from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
-from ui import charts, runs, state
+from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES
+from ui import charts, eval_jobs, runs, state
 from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
@@ -17,7 +15,6 @@ from ui.text import md_escape, md_inert
 through_app()
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
-RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
 SOURCE_KEY, UPLOADED_KEY = "eval_source", "eval_uploaded_set"  # UPLOADED_KEY: (file name, parsed question set)
 
@@ -79,58 +76,7 @@ def pick_configs(label: str, key: str, multi: bool = True) -> list[RAGConfig]:
 
 
 DEMO_STRATEGIES = ("vector", "keyword", "hybrid", "agent")
-
-
-def execute(question_set, configs, strategies, label: str = ""):
-    """Run with a progress bar and a Cancel button; the run is stored however it ends."""
-    store = results_store()
-    docs = None if question_set.kind == "beir" else state.document_store().list()
-    if docs is not None and not docs:
-        st.warning("No documents are loaded yet: load the sample documents first.")
-        return None
-    live = st.empty()  # the Cancel button and the progress bar, gone once the run ends
-    with live.container():
-        st.button("Cancel run", help="Stops after the current question; what was measured is kept.")
-        bar = st.progress(0.0, text="starting…")
-
-    def progress(done: int, total: int, text: str) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {text}")
-
-    running = st.session_state[RUNNING_KEY] = {"done": threading.Event(), "run": None}
-
-    def finished(run) -> None:  # also called in this thread after a click restarted the page (see await_stopped_run)
-        try:
-            store.save(run)
-            st.session_state[SWEEP_KEY if label == "sweep" else RUN_KEY] = run.id
-        finally:
-            running["run"] = run
-            running["done"].set()
-
-    factory = None if question_set.kind == "beir" else state.index_for
-    run = state.guarded(lambda: run_evaluation(question_set, configs, strategies, settings=state.settings(),
-                                               documents=docs, index_factory=factory, progress=progress,
-                                               on_finish=finished, label=label), "Evaluation")
-    st.session_state.pop(RUNNING_KEY, None)  # not reached when a click interrupted the run
-    live.empty()
-    return run
-
-
-def await_stopped_run(timeout_s: float = 60.0) -> None:
-    """A click during a run (Cancel, or any widget) starts a new page run at once while the old one stops in its
-    own thread: wait until the interrupted run is stored, then say how it ended (else the page shows older runs)."""
-    running = st.session_state.pop(RUNNING_KEY, None)
-    if running is None:
-        return
-    with st.spinner("Stopping the evaluation run; what was measured is kept…"):
-        stopped = running["done"].wait(timeout_s)
-    run = running["run"]
-    if not stopped or run is None:
-        st.session_state[RUNNING_KEY] = running
-        st.info("The interrupted evaluation run is still stopping; it will appear in the Results tab.")
-    else:
-        st.session_state[SWEEP_KEY if run.label == "sweep" else RUN_KEY] = run.id
-        st.warning(f"Run {md_inert(run.id)} {run.status}: {md_inert(run.note)}. What was measured is kept — see the "
-                   "Results tab.")
+LEADERBOARD_KEY = "eval_open_results"  # the guided demo opened this page on the leaderboard (kept for the session)
 
 
 def show_run(run, store: ResultsStore) -> None:
@@ -189,7 +135,6 @@ def drill_down(run, metric: str) -> None:
 
 st.title("📊 Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
-await_stopped_run()
 prefill = state.take_prefill("evaluate")
 if prefill.get("question_set"):
     st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
@@ -199,34 +144,39 @@ if question_set:
                f"{md_escape(', '.join(question_set.intents())) or '—'}")
 # The guided demo's step 4 opens on the leaderboard: the newest run, or one started for it right away.
 leaderboard_now = bool(prefill.get("leaderboard"))
+if leaderboard_now:
+    st.session_state[LEADERBOARD_KEY] = True
+for kind, key in (("evaluation", RUN_KEY), ("sweep", SWEEP_KEY)):  # a job that ended opens its run once
+    ended = eval_jobs.finished_run(kind)
+    if ended:
+        st.session_state[key] = ended
 run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
     ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"],
-    default="🏆 Results" if leaderboard_now else None)
+    default="🏆 Results" if st.session_state.get(LEADERBOARD_KEY) else None)
 
 with run_tab:
     configs = pick_configs("Configurations", "eval_configs")
     strategies = st.multiselect("Strategies", list(STRATEGIES), default=["vector", "keyword", "hybrid", "agent"],
                                 key="eval_strategies", persist_state=KEEP)
     ready = bool(question_set and configs and strategies)
-    if st.button("Run evaluation", type="primary", disabled=not ready):
-        run = execute(question_set, configs, strategies)
-        if run:
-            st.success(f"Run {run.id} {run.status} in {run.elapsed_s:.1f} s — see the Results tab.")
+    if st.button("Run evaluation", type="primary", disabled=not ready,
+                 help="Runs as a background job: follow it here or in the sidebar of any page; Cancel keeps what "
+                      "was measured."):
+        eval_jobs.start(question_set, configs, strategies)
+    eval_jobs.panel(("evaluation",))
 
 with results_tab:
     store = results_store()
     stored = runs.list_runs()
-    if leaderboard_now and question_set and not any(r["label"] != "sweep" for r in stored):
-        note = st.empty()
-        note.info("No evaluation yet: running one now for the leaderboard — the active configuration with every "
-                  f"strategy on '{question_set.name}'.")
-        demo_run = execute(question_set, [state.active_config()], list(DEMO_STRATEGIES))
-        if demo_run is not None:
-            note.success(f"Ran {demo_run.id} for the leaderboard ({demo_run.status}, {demo_run.elapsed_s:.1f} s).")
-            stored = runs.list_runs()
-    if not stored:
+    no_run = not any(r["label"] != "sweep" for r in stored)
+    if leaderboard_now and question_set and no_run and eval_jobs.running() is None:
+        eval_jobs.start(question_set, [state.active_config()], list(DEMO_STRATEGIES))
+    if no_run and eval_jobs.running() is not None:
+        st.info("No evaluation finished yet: one is running now — the leaderboard appears here when it ends.")
+        eval_jobs.panel(("evaluation",), where="results")
+    elif not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
-    else:
+    if stored:
         labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['status']}"
                   f"{' · ' + r['label'] if r['label'] else ''} · {r['id']}": r["id"] for r in stored}
         ids = list(labels.values())
@@ -258,7 +208,8 @@ with sweep_tab:
 
         grid_configs = state.guarded(lambda: sweep_configs(base[0], max_tokens, ks), "Sweep")
         if grid_configs:
-            execute(question_set, grid_configs, sweep_strategies, label="sweep")
+            eval_jobs.start(question_set, grid_configs, sweep_strategies, label="sweep")
+    eval_jobs.panel(("sweep",))
     sweep_id = st.session_state.get(SWEEP_KEY) or next((r["id"] for r in results_store().list()
                                                         if r["label"] == "sweep"), None)
     sweep_run = state.guarded(lambda: results_store().load(sweep_id), "Stored sweep") if sweep_id else None

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.evaluation.results import showcase_question
-from ui import runs, state
+from rag_core.config import RAGConfig
+from ui import jobs, runs, state
 from ui.router import through_app
 from ui.text import md_inert
 
 through_app()
 
 DEMO_DOC = "configuration.md"
-FALLBACK_QUESTION = "What does Wrenfall keep in PostgreSQL, and how is metric data stored on disk?"
+CHOOSE_AGAIN_KEY = "demo_choose_again"
 
 
 @st.cache_resource(show_spinner=False)
@@ -22,6 +22,37 @@ def _sample_doc_id(name: str) -> str | None:
 
     path = samples_dir() / name
     return load_path(path).id if path.is_file() else None
+
+
+def showcase(config: RAGConfig):
+    """Step 3's question: ("ready", Showcase or None), ("choosing", the job choosing it), ("stopped", the job that
+    was cancelled or failed), or ("empty", None) while the active index holds no document or is being filled (the
+    choice depends on what it holds)."""
+    from rag_core.evaluation.questions import load_golden
+    from rag_core.evaluation.showcase import asks_about, load_showcase, showcase_key, submit_showcase
+
+    index = state.guarded(lambda: state.index_for(config), "Opening the index")
+    contents = state.guarded(index.documents, "Reading the index") if index is not None else None
+    golden = load_golden()
+    if not contents or not asks_about(golden, contents):  # the golden questions ask about the sample documents
+        return "empty", None
+    key = showcase_key(golden, contents, config)
+    chosen, found = load_showcase(state.settings().data_dir, key)
+    if chosen:
+        return "ready", found
+    active = jobs.runner().active()
+    busy = [job for job in active if job.collection == config.collection_name()]  # jobs writing this index
+    choosing = next((job for job in active if job.kind == "demo" and job.settings.get("key") == key), None)
+    if choosing is None and busy:
+        return "empty", None  # documents are being indexed: choose once they are in
+    last = next((job for job in jobs.runner().jobs() if job.kind == "demo" and job.settings.get("key") == key), None)
+    if choosing is None and last is not None and last.state in ("cancelled", "failed", "interrupted") \
+            and not st.session_state.pop(CHOOSE_AGAIN_KEY, False):
+        return "stopped", last  # not started again behind the back of whoever stopped it
+    if choosing is None:
+        choosing = state.guarded(lambda: submit_showcase(jobs.runner(), golden, index, config, state.settings(),
+                                                         key), "Choosing the demo question")
+    return ("choosing", choosing) if choosing is not None else ("empty", None)
 
 
 def _latest_run():
@@ -51,7 +82,6 @@ st.markdown(
 
 docs = state.guarded(lambda: state.document_store().list(), "Document store") or []
 run = _latest_run()
-question, why = showcase_question(run, FALLBACK_QUESTION)
 doc_id = next((d.id for d in docs if d.name == DEMO_DOC), None) or _sample_doc_id(DEMO_DOC)
 c1, c2, c3 = st.columns(3)
 c1.metric("Documents loaded", len(docs))
@@ -68,10 +98,32 @@ step(2, "Naive versus structure-aware split",
      f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; the "
      "structure-aware chunker keeps each heading with its content and every table row with its header.",
      "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
-step(3, "One-shot RAG versus the agent",
-     f"*“{md_inert(question)}”* — {md_inert(why)}. The agent decomposes the question, searches each part and stops "
-     "when confident.",
-     "Ask both", "demo_agent", "agent", question=question, compare=True)
+phase, chosen = showcase(state.active_config()) if docs else ("empty", None)
+if phase == "choosing":
+    step(3, "One-shot RAG versus the agent",
+         "Choosing the question in the background: one-shot search and the agent answer each golden question, and "
+         "the one where the agent's extra steps matter most is kept (the sidebar shows the progress).",
+         "Ask both", "demo_agent", "agent", disabled=True)
+    jobs.job_details(chosen.id, "home")
+elif phase == "stopped":
+    with st.container(border=True):
+        left, right = st.columns([4, 1], vertical_alignment="center")
+        left.markdown(f"**3. One-shot RAG versus the agent**  \nChoosing the question stopped "
+                      f"({jobs.summary(chosen)}). Press **Choose the question** to ask one-shot search and the agent "
+                      "each golden question again.")
+        right.button("Choose the question", key="demo_choose", width="stretch",
+                     on_click=lambda: st.session_state.update({CHOOSE_AGAIN_KEY: True}))
+elif chosen is None:
+    why_not = ("Load the sample documents first (step 1), and let them be indexed" if phase == "empty" else
+               "On the documents loaded, no golden question shows the agent finding more than one-shot search")
+    step(3, "One-shot RAG versus the agent",
+         f"{why_not}: this step picks, from the golden questions, one where the agent's extra steps find what "
+         "one-shot search misses.", "Ask both", "demo_agent", "agent", disabled=True)
+else:
+    step(3, "One-shot RAG versus the agent",
+         f"*“{md_inert(chosen.question)}”* — chosen among {chosen.questions_compared} golden questions by asking "
+         f"both: {md_inert(chosen.why)}. Side by side, each step of the agent is shown in words.",
+         "Ask both", "demo_agent", "agent", question=chosen.question, compare=True)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
      "and latency, per intent, with a regression banner against the saved baseline. Opens on the latest "

@@ -1,6 +1,9 @@
 """Background jobs per data directory: one worker thread runs queued jobs in order; every job's status is a JSON
 file in ``data_dir/jobs/`` so any page, session or rerun can show it (no Streamlit here).
 
+Two kinds of work share the queue: ingest jobs (below) and tasks (``submit_task``: evaluation runs and sweeps),
+whose progress is a count of steps with a line saying what is being done.
+
 An ingest job indexes its documents one at a time, so each file has its own status (queued → chunking →
 embedding → indexed, or failed with the reason) and a cancel takes effect within one embedding batch: the
 document in progress is rolled back by the index's atomic write and the ones not started stay queued →
@@ -40,7 +43,7 @@ def _now() -> str:
 
 
 class Cancelled(Exception):
-    """Raised inside a job when someone asked to cancel it."""
+    """Raised inside a job when someone asked to cancel it (its message, if any, says what was kept)."""
 
 
 @dataclass(slots=True)
@@ -73,6 +76,10 @@ class JobStatus:
     elapsed_s: float = 0.0
     pid: int = field(default_factory=os.getpid)
     settings: dict[str, Any] = field(default_factory=dict)  # e.g. the chunking a re-index uses
+    steps_done: int = 0  # a task's progress (jobs without files): steps done of steps_total, doing step_text
+    steps_total: int = 0
+    step_text: str = ""
+    result: str = ""  # what a finished task made, e.g. the id of the evaluation run it stored
 
     @property
     def active(self) -> bool:
@@ -90,7 +97,10 @@ class JobStatus:
 
     @property
     def progress(self) -> float:
-        """Share of the work done (by document size; the file in progress by its embedded chunks)."""
+        """Share of the work done (by document size; the file in progress by its embedded chunks; a task by its
+        steps)."""
+        if not self.files and self.steps_total:
+            return min(self.steps_done / self.steps_total, 1.0)
         total = self.total_bytes
         if not total:
             return 1.0 if not self.active else 0.0
@@ -246,6 +256,18 @@ class JobRunner:
         work = _Work(status, lambda w: _run_ingest(self, w, index, docs))
         return self._submit(work)
 
+    def submit_task(self, task: Callable[[TaskHandle], str], *, kind: str, title: str, collection: str = "",
+                    settings: dict[str, Any] | None = None) -> JobStatus:
+        """Queue ``task`` (it reports through its ``TaskHandle`` and returns the job's closing message; it raises
+        ``Cancelled`` when it stopped on a cancel); returns the job's first status at once."""
+        status = JobStatus(id=uuid.uuid4().hex[:12], kind=kind, title=title, collection=collection,
+                           settings=dict(settings or {}))
+
+        def run(work: _Work) -> None:
+            work.status.message = task(TaskHandle(self, work)) or ""
+
+        return self._submit(_Work(status, run))
+
     def _submit(self, work: _Work) -> JobStatus:
         with self._mutex:
             self._work[work.status.id] = work
@@ -284,8 +306,8 @@ class JobRunner:
             try:
                 work.run(work)
                 state, message = "done", status.message
-            except Cancelled:
-                state, message = "cancelled", "Cancelled; the index keeps what was finished before."
+            except Cancelled as e:  # a task may say what it kept
+                state, message = "cancelled", str(e) or "Cancelled; the index keeps what was finished before."
             except Exception as e:  # noqa: BLE001 - the job records why; the app keeps running
                 log.exception("job %s failed", status.id)
                 state, message = "failed", f"{type(e).__name__}: {e}"
@@ -300,6 +322,25 @@ class JobRunner:
             status = self._read(path)
             if status is None or not status.active:
                 path.unlink(missing_ok=True)
+
+
+class TaskHandle:
+    """What a task sees of its job: report progress, ask whether someone cancelled, keep a result."""
+
+    def __init__(self, runner: JobRunner, work: _Work):
+        self._runner, self._work = runner, work
+
+    def progress(self, done: int, total: int, text: str = "") -> None:
+        status = self._work.status
+        status.steps_done, status.steps_total, status.step_text = int(done), int(total), text[:300]
+        self._runner._save(self._work, force=False)
+
+    def cancelled(self) -> bool:
+        return self._work.cancel.is_set()
+
+    def set_result(self, result: str) -> None:
+        self._work.status.result = result
+        self._runner._save(self._work)
 
 
 def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:

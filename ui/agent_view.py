@@ -136,11 +136,14 @@ def render_details(result: AgentResult, turn: int) -> None:
 
 
 def one_shot(question: str, index, config):
-    """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails)."""
+    """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails); the same baseline
+    the guided demo compares the agent with when it picks its question."""
     from rag_core.retrieval.dynamic import Retriever
 
     retrieval = config.retrieval.one_shot()
-    return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
+    with st.spinner("One-shot search: one hybrid search for the top 5 chunks…"):
+        return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question),
+                             "One-shot RAG")
 
 
 def render_one_shot(question: str, result, index) -> None:
@@ -180,7 +183,9 @@ def run_live(question: str, index, config, settings, policy: str, conversation: 
     final = None
     live = AnswerStream()
     # rag_core.agent.run_agent read at call time (tests wrap it).
-    with st.spinner("The agent is working…"):  # a step (an LLM call, its retries) can take seconds
+    # a step (an LLM call, its retries) can take seconds: say so while the steps stream in below
+    with st.spinner(f"The agent ({policy} policy) is working: it searches, zooms and reads, then answers; "
+                    "each step appears here as it happens…"):
         for event in rag_core.agent.run_agent(question, index, config, settings, policy=policy, state=conversation,
                                               llm=llm, on_answer_text=live.add):
             if isinstance(event, AgentResult):

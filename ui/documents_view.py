@@ -160,13 +160,14 @@ def confirm_deletion(labels: dict[str, str], index, store) -> None:
     if confirmed:
         del st.session_state[PENDING_DELETE_KEY]
         failures = []
-        for doc_id in pending:
-            try:
-                if index is not None:
-                    index.remove_document(doc_id)
-                store.delete(doc_id)
-            except Exception as e:  # shown after the rerun instead of a traceback
-                failures.append(("error", f"{md_escape(labels[doc_id])}: not deleted ({md_escape(str(e))})."))
+        with st.spinner(f"Deleting {len(pending)} document(s) from the store and the active index…"):
+            for doc_id in pending:
+                try:
+                    if index is not None:
+                        index.remove_document(doc_id)
+                    store.delete(doc_id)
+                except Exception as e:  # shown after the rerun instead of a traceback
+                    failures.append(("error", f"{md_escape(labels[doc_id])}: not deleted ({md_escape(str(e))})."))
         deleted = len(pending) - len(failures)
         st.session_state[MESSAGES_KEY] = [("success", f"Deleted {deleted} document(s)."), *failures]
         st.rerun()

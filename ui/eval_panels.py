@@ -13,6 +13,7 @@ from ui import state
 from ui.text import md_inert
 
 BUNDLE_KEY = "eval_bundle_summary"
+REPLAY_KEY, REPLAY_LABEL = "eval_bundle_replay", "replay of bundle"  # (job id, the bundle's run id)
 FLASH_KEY = "cfg_flash"  # a message kept across the rerun that redraws the list after a change
 NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
 
@@ -46,9 +47,14 @@ def config_panel() -> None:
                              help=f"A name of {NAME_RULE}.")
     if c2.button("Save", key="cfg_save"):
         saved = state.guarded(lambda: renamed(active, new_name.strip()), "Configuration name")
-        if saved and state.guarded(lambda: store.save(saved), "Saving the configuration"):
-            state.set_active_config(saved)
-            st.success(f"Saved '{saved.name}'.")
+        if saved:
+            with st.spinner(f"Saving the configuration '{saved.name}' and opening its index…"):
+                ok = state.guarded(lambda: store.save(saved), "Saving the configuration")
+                if ok:
+                    state.set_active_config(saved)
+                    state.guarded(lambda: state.index_for(saved), "Opening the index")
+            if ok:
+                st.success(f"Saved '{saved.name}'.")
     names = state.guarded(store.list, "Saved configurations") or []
     if not names:
         st.info("No saved configuration yet.")
@@ -58,9 +64,13 @@ def config_panel() -> None:
         name = st.selectbox("Saved configuration", names, key="cfg_pick", persist_state=state.KEEP)
         b1, b2, b3 = st.columns(3)
         if b1.button("Load as active", key="cfg_load"):
-            config = state.guarded(lambda: store.load(name), "Loading")
+            with st.spinner(f"Loading the configuration '{name}' and opening its index (a new embedder loads its "
+                            "model)…"):
+                config = state.guarded(lambda: store.load(name), "Loading")
+                if config:
+                    state.set_active_config(config)
+                    state.guarded(lambda: state.index_for(config), "Opening the index")
             if config:
-                state.set_active_config(config)
                 st.success(f"'{name}' is now the active configuration.")
         if b3.button("Delete", key="cfg_delete"):
             if state.guarded(lambda: store.delete(name) or True, "Deleting"):
@@ -78,7 +88,8 @@ def config_panel() -> None:
                 st.rerun()
     upload = st.file_uploader("Import a configuration (JSON)", type=["json"], key="cfg_import")
     if upload is not None and st.button("Import", key="cfg_import_go"):
-        config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
+        with st.spinner("Checking and saving the imported configuration…"):
+            config = state.guarded(lambda: store.import_json(upload.getvalue(), source=upload.name), "Import")
         if config:
             st.session_state[FLASH_KEY] = f"Imported '{config.name}'."
             st.rerun()
@@ -92,9 +103,35 @@ def import_message(summary: dict) -> str:
                     f"{summary['documents']}. It is listed in the Results tab.")
 
 
+def replay_panel(bundle, results) -> None:
+    """The replay job of this bundle: live while it runs, then the bundle's leaderboard beside this machine's."""
+    from ui import jobs
+    from ui.charts import leaderboard
+
+    job_id, run_id = st.session_state.get(REPLAY_KEY, (None, None))
+    job = jobs.runner().get(job_id) if job_id and run_id == bundle.run.id else None
+    if job is None:
+        return
+    if job.active:
+        jobs.job_details(job.id, "replay")
+        return
+    replayed = state.guarded(lambda: results.load(job.result), "Replayed run") if job.result else None
+    if replayed is None:
+        st.warning(jobs.summary(job))
+        return
+    if replayed.status != "complete":
+        st.warning(f"The replay is **{md_inert(replayed.status)}**: {md_inert(replayed.note)}")
+    st.markdown("Bundle results (left) and this machine's replay (right):")
+    left, right = st.columns(2)
+    left.dataframe(leaderboard(bundle.run), hide_index=True)
+    right.dataframe(leaderboard(replayed), hide_index=True)
+
+
 def bundle_panel(results) -> None:
     """Export a stored run as a demo bundle; import one and replay it here."""
-    from rag_core.bundle import export_bundle, import_bundle, read_bundle, replay
+    from rag_core.bundle import export_bundle, import_bundle, read_bundle, resolve_documents
+    from rag_core.evaluation.background import submit_evaluation
+    from ui import eval_jobs, jobs
 
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
     stored = results.list()
@@ -134,22 +171,21 @@ def bundle_panel(results) -> None:
                f"{len(bundle.agent_traces)} agent traces · strategies {md_inert(', '.join(bundle.run.strategies))}")
     c1, c2 = st.columns(2)
     if c1.button("Import bundle", key="bundle_import"):
-        summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
+        with st.spinner("Importing the bundle: checking and storing its configurations, run and documents…"):
+            summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
         if summary:
             st.session_state[BUNDLE_KEY] = summary
             st.success(import_message(summary))
-    if c2.button("Replay the comparison here", key="bundle_replay"):
-        bar = st.progress(0.0, text="re-indexing and replaying…")
-        replayed = state.guarded(lambda: replay(
-            bundle, settings=state.settings(), index_factory=state.index_for, on_finish=results.save,
-            progress=lambda d, t, text: bar.progress(min(d / max(t, 1), 1.0), text=f"{d}/{t} · {text}")), "Replay")
-        if replayed:
-            from ui.charts import leaderboard
-
-            st.markdown("Bundle results (left) and this machine's replay (right):")
-            left, right = st.columns(2)
-            left.dataframe(leaderboard(bundle.run), hide_index=True)
-            right.dataframe(leaderboard(replayed), hide_index=True)
+    if c2.button("Replay the comparison here", key="bundle_replay",
+                 help="Re-indexes the bundle's documents and re-runs its comparison as a background job."):
+        with st.spinner("Starting the replay: finding the bundle's documents and queuing the job…"):
+            job = state.guarded(lambda: submit_evaluation(
+                jobs.runner(), bundle.question_set, bundle.configs, bundle.run.strategies, settings=state.settings(),
+                documents=resolve_documents(bundle, state.document_store()),
+                index_factory=eval_jobs.index_factory(bundle.configs), label=REPLAY_LABEL), "Replay")
+        if job is not None:
+            st.session_state[REPLAY_KEY] = (job.id, bundle.run.id)
+    replay_panel(bundle, results)
     for trace in bundle.agent_traces:
         with st.expander(md_inert(f"Agent trace · {trace['question_id']} · {trace['question'][:80]}")):
             st.text(trace.get("answer", ""))

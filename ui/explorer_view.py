@@ -72,14 +72,16 @@ def use_settings(chunking: ChunkingConfig) -> None:
     with it as a background job; the sidebar follows the job and names what the index is built with."""
     config = state.active_config().model_copy(update={"chunking": chunking})
     store = state.config_store()
-    if store.exists(config.name):
-        store.save(config)
-    state.set_active_config(config)
-    index = state.index_for(config)
-    docs = state.document_store().list()
-    title = (f"Re-indexing {len(docs)} document(s): {chunking.strategy} {chunking.max_tokens} tok, "
-             f"overlap {chunking.overlap}")
-    job = jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
+    with st.spinner("Saving the chunking into the active configuration and queuing the re-index of every "
+                    "document…"):
+        if store.exists(config.name):
+            store.save(config)
+        state.set_active_config(config)
+        index = state.index_for(config)
+        docs = state.document_store().list()
+        title = (f"Re-indexing {len(docs)} document(s): {chunking.strategy} {chunking.max_tokens} tok, "
+                 f"overlap {chunking.overlap}")
+        job = jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
     st.session_state[APPLIED_KEY] = (title, job.id)
 
 

@@ -26,6 +26,15 @@ def runner():
 
 
 def progress_text(job: JobStatus) -> str:
+    if not job.files:  # a task (an evaluation run, a sweep): steps done and what it is doing
+        text = f"{md_escape(job.title)}"
+        if job.state == "queued":
+            return text + " · waiting for the job before it"
+        if job.steps_total:
+            text += f": {job.steps_done}/{job.steps_total}"
+        if job.step_text:
+            text += f" · {md_escape(job.step_text)}"
+        return text + f" · {format_eta(job.eta_s)}"
     counts = job.counts()
     finished = len(job.files) - counts["queued"] - counts["chunking"] - counts["embedding"]
     text = f"{md_escape(job.title)}: {finished}/{len(job.files)} files"
@@ -59,10 +68,18 @@ def _cancel(job_id: str, title: str) -> None:
         st.toast(f"Cancelling {title}…")
 
 
+CANCEL_HELP = {
+    "evaluation": "Stop after the current question: the questions already measured are kept as a cancelled run.",
+    "sweep": "Stop after the current question: the cells already measured are kept as a cancelled sweep.",
+    "demo": "Stop choosing the guided demo's question; step 3 on Home then offers to choose it again.",
+}
+INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the one in progress is rolled "
+                      "back, the rest are not indexed.")
+
+
 def _cancel_button(job: JobStatus, where: str) -> None:
     st.button("Cancel", key=f"job_cancel_{where}_{job.id}", on_click=_cancel, args=(job.id, job.title),
-              help="Stop after the current batch: documents already indexed stay, the one in progress is rolled "
-                   "back, the rest are not indexed.")
+              help=CANCEL_HELP.get(job.kind, INGEST_CANCEL_HELP))
 
 
 def _sidebar_body() -> None:
@@ -99,28 +116,36 @@ def files_table(job: JobStatus) -> pd.DataFrame:
                           "seconds": f.seconds or None, "why": f.error} for f in job.files])
 
 
-def _job_body(job_id: str) -> None:
+def _job_body(job_id: str, where: str = "page") -> None:
     job = runner().get(job_id)
     if job is None:
         return
     if job.active:
         st.progress(job.progress, text=progress_text(job))
-        _cancel_button(job, "page")
+        _cancel_button(job, where)
     elif job.state == "done":
         failed = job.counts()["failed"]
         (st.warning if failed else st.success)(summary(job))
     else:
         st.warning(summary(job))
-    st.dataframe(files_table(job), hide_index=True, width="stretch",
-                 column_config={"why": st.column_config.TextColumn("why (when failed)", width="large")})
+    if job.files:
+        st.dataframe(files_table(job), hide_index=True, width="stretch",
+                     column_config={"why": st.column_config.TextColumn("why (when failed)", width="large")})
 
 
-def job_details(job_id: str) -> None:
-    """A job's progress, cancel button and per-file status; live while the job runs."""
+def latest(kinds: tuple[str, ...], active_only: bool = False) -> JobStatus | None:
+    """The newest job of one of ``kinds`` in this data directory (any session's), or None."""
+    found = runner().active() if active_only else runner().jobs(limit=20)
+    return next((j for j in sorted(found, key=lambda j: j.created, reverse=True) if j.kind in kinds), None)
+
+
+def job_details(job_id: str, where: str = "page") -> None:
+    """A job's progress, cancel button and per-file status (ingest jobs); live while the job runs. ``where``
+    tells apart two panels of one job on the same page."""
     job = runner().get(job_id)
     if job is None:
         return
     if job.active:
-        st.fragment(run_every=REFRESH_S)(_job_body)(job_id)
+        st.fragment(run_every=REFRESH_S)(_job_body)(job_id, where)
     else:
-        _job_body(job_id)
+        _job_body(job_id, where)

@@ -163,27 +163,3 @@ def find_regressions(run: EvalRun, baselines: dict[str, dict[str, Any]]) -> list
                               "baseline": before, "current": now, "delta": round(now - before, 4),
                               "baseline_run": baseline.get("run_id")})
     return found
-
-
-def showcase_question(run: EvalRun | None, fallback: str, metric: str = "recall@5") -> tuple[str, str]:
-    """The question where the agent beats one-shot hybrid retrieval by the most in ``run`` (a demo's best case).
-
-    Returns (question, why). Without a run holding both strategies, ``fallback`` with a note that it is untested.
-    """
-    if run is not None:
-        by_question: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        for record in run.records:
-            if record["strategy"] in ("agent", "hybrid") and not record.get("error"):
-                by_question.setdefault((record["config"], record["question_id"]), {})[record["strategy"]] = record
-        gains = []
-        for pair in by_question.values():
-            if len(pair) == 2:
-                gain = pair["agent"]["metrics"][metric] - pair["hybrid"]["metrics"][metric]
-                gains.append((gain, pair["agent"]["question"], pair["hybrid"]["context_tokens"],
-                              pair["agent"]["context_tokens"]))
-        if gains:
-            gain, question, one_shot_tokens, agent_tokens = max(gains, key=lambda g: (g[0], -g[3]))
-            if gain > 0:
-                return question, (f"in run {run.id} the agent's {metric} was {gain:+.2f} above one-shot hybrid "
-                                  f"({agent_tokens} vs {one_shot_tokens} context tokens)")
-    return fallback, "a multi-part question: one-shot top-k tends to find only one of its parts"

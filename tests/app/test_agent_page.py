@@ -204,7 +204,19 @@ def test_agent_runs_under_a_spinner(indexed, spinners, monkeypatch):
     at.run()
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
-    assert seen and all(s == ["The agent is working…"] for s in seen)
+    assert seen and all(s == ["The agent (offline policy) is working: it searches, zooms and reads, then answers; "
+                              "each step appears here as it happens…"] for s in seen)
+
+
+def test_the_one_shot_side_runs_under_a_spinner(indexed, spinners, monkeypatch):
+    from rag_core.retrieval import dynamic
+
+    seen, retrieve = [], dynamic.Retriever.retrieve
+    monkeypatch.setattr(dynamic.Retriever, "retrieve",
+                        lambda self, *a, **k: seen.append(list(spinners)) or retrieve(self, *a, **k))
+    at = _app(prefill={"page": "agent", "question": "How do I rotate the API key?", "compare": True}).run()
+    assert not at.exception and not at.error
+    assert seen[0] == ["One-shot search: one hybrid search for the top 5 chunks…"]
 
 
 def test_one_shot_side_stays_after_another_click(indexed):

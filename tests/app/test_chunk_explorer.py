@@ -332,6 +332,23 @@ def test_integrity_findings_list_each_span_once():
         {"kind": "over_max_tokens", "start": 50, "end": 90, "chunks": 1, "detail": "too long", "first chunk": "c9"}]
 
 
+def test_use_these_settings_says_what_it_does_while_it_saves(guide_doc, data_dir, spinners, monkeypatch):
+    from rag_core.jobs import JobRunner
+    from tests.app.apptest_helpers import finish_jobs, page_app
+
+    seen, submit = [], JobRunner.submit_ingest
+    monkeypatch.setattr(JobRunner, "submit_ingest",
+                        lambda self, *a, **k: seen.append(list(spinners)) or submit(self, *a, **k))
+    at = page_app(PAGE, RAGConfig(name="team", embedding=EmbeddingConfig(embedder="hash")))
+    at.run()
+    at.slider(key="a_max_tokens").set_value(128).run()
+    at.button(key="explorer_apply").click().run()
+    finish_jobs(at)
+    assert not at.exception
+    assert seen == [["Saving the chunking into the active configuration and queuing the re-index of every "
+                     "document…"]]
+
+
 def test_an_empty_explorer_under_the_app_keeps_the_sidebar(data_dir):
     """The page ends early (no documents) without stopping the run: app.py still draws the badge after it."""
     at = studio_app(RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash")))

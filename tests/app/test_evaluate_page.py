@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ from rag_core.documents import DocumentStore
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
+from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
-from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
+from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
@@ -33,6 +35,11 @@ def _app(**session) -> AppTest:
     return page_app(PAGE, HASH_CONFIG, **session)
 
 
+def _plain(markdown: str) -> str:
+    """Text shown from escaped Markdown (``md_escape`` puts a backslash before '-', '.', …)."""
+    return markdown.replace("\\", "")
+
+
 def _button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
 
@@ -46,11 +53,16 @@ def test_golden_run_end_to_end(docs, data_dir):
     _button(at, "Run evaluation").click()
     at.run()
     assert not at.exception, at.exception
+    job = runner_for(data_dir).jobs(limit=1)[0]  # a background job of the data directory's runner
+    assert job.kind == "evaluation" and job.title.startswith("Evaluation on 'golden': eval-test × keyword, agent")
+    finish_jobs(at)
+    assert not at.exception, at.exception
     runs = ResultsStore(data_dir).list()
     assert len(runs) == 1 and runs[0]["status"] == "complete"
     assert runs[0]["records"] == 2 * len(golden.questions)
-    assert any("complete" in s.value for s in at.success)
-    assert "Cancel run" not in [b.label for b in at.button] and not at.get("progress")  # nothing left to cancel
+    assert runner_for(data_dir).get(job.id).result == runs[0]["id"]
+    assert any(f"run {runs[0]['id']} complete" in _plain(s.value) for s in at.success)
+    assert "Cancel" not in [b.label for b in at.button] and not at.get("progress")  # nothing left to cancel
     run = ResultsStore(data_dir).load(runs[0]["id"])
     summary = {r["strategy"]: r for r in run.summary}
     assert summary["keyword"]["hit@10"] > 0  # the two indexed documents answer some golden questions
@@ -135,11 +147,14 @@ def test_sweep_runs_a_grid_and_draws_the_heatmap(docs, data_dir):
     _button(at, "Run sweep").click()
     at.run()
     assert not at.exception, at.exception
+    assert runner_for(data_dir).jobs(limit=1)[0].kind == "sweep"
+    finish_jobs(at)
+    assert not at.exception, at.exception
     runs = ResultsStore(data_dir).list()
     assert [(r["label"], r["status"], len(r["configs"])) for r in runs] == [("sweep", "complete", 2)]
     assert [c.value for c in at.caption if c.value.startswith("Sweep ")][0].endswith("on 'golden' (complete)")
-    assert len(at.get("plotly_chart")) == 1
-    assert "Cancel run" not in [b.label for b in at.button] and not at.get("progress")
+    assert len(at.tabs[2].get("plotly_chart")) == 1  # the heatmap in the Sweep tab
+    assert "Cancel" not in [b.label for b in at.button] and not at.get("progress")
 
 
 def test_bundle_export_offers_a_download(docs, data_dir, monkeypatch):
@@ -186,36 +201,76 @@ def test_beir_folder_question_set_runs_on_its_own_index(data_dir, tmp_path):
     assert any("**minibeir**: 1 questions" in c.value for c in at.caption)
     at.multiselect(key="eval_strategies").set_value(["keyword"])
     _button(at, "Run evaluation").click()
-    at.run()
+    finish_jobs(at.run())
     assert not at.exception, at.exception
     run = ResultsStore(data_dir).latest(1)[0]
     assert run.question_set["kind"] == "beir" and run.status == "complete"
     assert run.records[0]["metrics"]["mrr"] == 1.0 and run.records[0]["hits"][0]["chunk_id"] == "d1"
 
 
-def test_a_run_interrupted_by_cancel_is_awaited_shown_and_selected(data_dir):
-    import threading
+def _slow_questions(monkeypatch, seconds: float = 0.2):
+    """Every question of a run takes ``seconds`` (a run long enough to leave, come back to and cancel)."""
     import time
 
-    # Cancel restarts the page at once (fast reruns) while the interrupted run stops and is stored in its thread.
-    store = ResultsStore(data_dir)
-    store.save(_hand_run("run-1", 0.9))
-    running = {"done": threading.Event(), "run": None}
+    import rag_core.evaluation.runner as runner_module
 
-    def old_page_run_stops():
-        time.sleep(0.5)
-        run = _hand_run("run-2", 0.4)
-        run.status, run.note = "cancelled", "stopped after 1 of 60 question runs"
-        store.save(run)
-        running["run"] = run
-        running["done"].set()
+    real = runner_module.default_execute
 
-    threading.Thread(target=old_page_run_stops).start()
-    at = _app(eval_running=running).run()
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "default_execute", slow)
+
+
+def test_a_run_goes_on_while_visiting_other_pages_and_opens_when_it_ends(docs, data_dir, monkeypatch):
+    ResultsStore(data_dir).save(_hand_run("run-1", 0.9))  # an older run: the new one must replace it on screen
+    _slow_questions(monkeypatch, 0.05)
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    at.switch_page("pages/evaluate.py").run()
+    at.multiselect(key="eval_strategies").set_value(["keyword"]).run()
+    _button(at, "Run evaluation").click().run()
+    assert not at.exception, at.exception
+    [job] = [j for j in runner_for(data_dir).active() if j.kind == "evaluation"]
+    at.switch_page("pages/retrieval_lab.py").run()  # away, and back below
     assert not at.exception
-    assert at.warning[0].value.startswith("Run run-2 cancelled: stopped after 1 of 60 question runs.")
-    assert at.selectbox[0].value.endswith("· cancelled · run-2")  # the Results tab shows it, not an older run
-    assert "eval_running" not in at.session_state
+    # Every page's sidebar follows it (a fresh session: AppTest keeps the sidebar of a session's first run only).
+    other = studio_app(HASH_CONFIG)
+    other.run()
+    # (Home may have queued the choice of the demo question too, once the run indexed the documents)
+    [progress] = [p.proto.text for p in other.sidebar.get("progress") if p.proto.text.startswith("Evaluation")]
+    assert progress.startswith("Evaluation on 'golden': eval\\-test × keyword"), progress
+    assert progress.endswith(("s left", "min left", "estimating…")), progress  # with an ETA
+    assert "Stop after the current question: the questions already measured are kept as a cancelled run." in [
+        b.help for b in other.sidebar.button if b.label == "Cancel"]
+    at.switch_page("pages/evaluate.py").run()
+    assert any("Runs in the background" in i.value for i in at.info)
+    finish_jobs(at)
+    new_id = runner_for(data_dir).get(job.id).result
+    assert new_id and ResultsStore(data_dir).load(new_id).status == "complete"
+    assert next(s for s in at.selectbox if s.label == "Run").value.endswith(new_id)  # opened, not run-1
+    assert any(f"run {new_id} complete" in _plain(s.value) for s in at.success)
+
+
+def test_cancel_keeps_what_was_measured_as_a_cancelled_run(docs, data_dir, monkeypatch):
+    _slow_questions(monkeypatch, 0.2)
+    at = _app().run()
+    at.multiselect(key="eval_strategies").set_value(["keyword"])
+    _button(at, "Run evaluation").click().run()
+    job = runner_for(data_dir).active()[0]
+    cancel = next(b for b in at.button if b.label == "Cancel")
+    assert "questions already measured are kept" in cancel.help
+    time.sleep(0.5)
+    cancel.click().run()
+    assert not at.exception, at.exception
+    finished = runner_for(data_dir).wait(job.id, 60)
+    assert finished.state == "cancelled" and "what was measured is kept" in finished.message
+    at.run()
+    run = ResultsStore(data_dir).load(finished.result)
+    assert run.status == "cancelled" and 0 < len(run.records) < len(load_golden().questions)
+    assert any("cancelled" in w.value for w in at.warning)
+    assert next(s for s in at.selectbox if s.label == "Run").value.endswith(f"· cancelled · {run.id}")
 
 
 @pytest.mark.parametrize("name", ["bad/name<b>", "", "x" * 81])
@@ -343,8 +398,74 @@ def test_demo_step_four_shows_the_latest_leaderboard_at_once(data_dir):
 def test_demo_step_four_runs_an_evaluation_when_there_is_none(docs, data_dir):
     at = _app(prefill={"page": "evaluate", "question_set": "golden", "leaderboard": True}).run()
     assert not at.exception, at.exception
+    assert any("one is running now" in i.value for i in at.tabs[1].info)
+    at.session_state["prefill"] = {"page": "evaluate", "question_set": "golden", "leaderboard": True}
+    at.run()  # the demo's step 4 again while the run is under way starts no second one
+    assert len(runner_for(data_dir).jobs()) == 1
+    finish_jobs(at)
+    assert not at.exception, at.exception
     runs = ResultsStore(data_dir).list()
     assert len(runs) == 1 and runs[0]["status"] == "complete"
     assert sorted(ResultsStore(data_dir).load(runs[0]["id"]).strategies) == ["agent", "hybrid", "keyword", "vector"]
     board = at.tabs[1].dataframe[0].value
     assert len(board) == 4
+
+
+def test_saving_and_loading_a_configuration_say_what_they_do(data_dir, spinners, monkeypatch):
+    import ui.state
+
+    seen, index_for = [], ui.state.index_for
+    monkeypatch.setattr(ConfigStore, "save", lambda self, config, _save=ConfigStore.save: (
+        seen.append(("save", list(spinners))), _save(self, config))[1])
+    monkeypatch.setattr(ui.state, "index_for",
+                        lambda config: seen.append(("open", list(spinners))) or index_for(config))
+    at = _app().run()
+    seen.clear()
+    at.text_input(key="cfg_save_name").input("mine")
+    at.button(key="cfg_save").click().run()
+    assert not at.exception and "Saved 'mine'." in [s.value for s in at.success]
+    saving = ["Saving the configuration 'mine' and opening its index…"]
+    assert ("save", saving) in seen and ("open", saving) in seen  # the index of the new active config opens too
+    seen.clear()
+    at.button(key="cfg_load").click().run()
+    assert ("open", ["Loading the configuration 'mine' and opening its index (a new embedder loads its model)…"]) \
+        in seen
+
+
+def test_starting_a_run_says_what_it_does(docs, data_dir, spinners, monkeypatch):
+    import rag_core.evaluation.background as background
+
+    seen, submit = [], background.submit_evaluation
+    monkeypatch.setattr("ui.eval_jobs.submit_evaluation",
+                        lambda *a, **k: seen.append(list(spinners)) or submit(*a, **k))
+    at = _app().run()
+    at.multiselect(key="eval_strategies").set_value(["keyword"])
+    _button(at, "Run evaluation").click().run()
+    finish_jobs(at)
+    assert seen == [["Starting the evaluation run: loading the embedding model and queuing the job…"]]
+
+
+def test_a_bundle_replay_runs_as_a_job_and_shows_both_leaderboards(docs, data_dir):
+    from rag_core.bundle import export_bundle
+    from rag_core.config import get_settings
+    from rag_core.evaluation.runner import run_evaluation
+    from rag_core.services import open_index
+
+    golden = load_golden()
+    run = run_evaluation(golden, [HASH_CONFIG], ["keyword"], settings=get_settings(), documents=docs.list(),
+                         index_factory=lambda c: open_index(c, get_settings()))
+    data = export_bundle(run, docs.list(), include_documents=True, trace_question_ids=[])
+    at = _app().run()
+    at.file_uploader(key="bundle_upload").set_value(("bundle.json", data.encode(), "application/json")).run()
+    at.button(key="bundle_replay").click().run()
+    assert not at.exception, at.exception
+    [job] = runner_for(data_dir).jobs()
+    assert job.kind == "evaluation" and job.settings["label"] == "replay of bundle"
+    finish_jobs(at)
+    assert not at.exception, at.exception
+    replayed = ResultsStore(data_dir).load(runner_for(data_dir).get(job.id).result)
+    assert replayed.label == "replay of bundle" and replayed.status == "complete"
+    assert "Bundle results (left) and this machine's replay (right):" in [m.value for m in at.tabs[4].markdown]
+    left, right = at.tabs[4].dataframe[-2:]
+    assert len(left.value) == len(right.value) == 1
+    assert right.value["ndcg@10"][0] == run.summary[0]["ndcg@10"]  # same documents, same settings: same score

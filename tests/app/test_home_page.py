@@ -8,13 +8,22 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
+from rag_core.documents import DocumentStore
+from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
-from rag_core.loaders import load_path
+from rag_core.evaluation.showcase import compare
+from rag_core.jobs import runner_for
+from rag_core.loaders import load_bytes, load_path
+from rag_core.services import open_index
+from tests.app.apptest_helpers import finish_jobs, page_app
 from ui.state import PAGES
+from ui.text import md_inert
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "home.py")
+HASH_CONFIG = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))
 
 
 @pytest.fixture
@@ -39,7 +48,7 @@ def _click(at: AppTest, key: str) -> AppTest:
     return at
 
 
-def test_home_shows_the_demo_with_fallback_question(data_dir):
+def test_home_shows_the_demo_before_anything_is_loaded(data_dir):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
     assert [m.label for m in at.metric] == ["Documents loaded", "Saved configurations", "Evaluation runs"]
@@ -47,6 +56,9 @@ def test_home_shows_the_demo_with_fallback_question(data_dir):
     labels = [b.label for b in at.button]
     assert labels == ["Load samples", "Compare splits", "Ask both", "Open leaderboard"]
     assert any("Start with step 1" in i.value for i in at.info)
+    assert at.button(key="demo_agent").disabled  # no question chosen without documents: none is made up
+    assert any("3. One-shot RAG versus the agent**  \nLoad the sample documents first" in m.value
+               for m in at.markdown)
 
 
 @pytest.mark.parametrize(
@@ -54,8 +66,6 @@ def test_home_shows_the_demo_with_fallback_question(data_dir):
     [
         ("demo_docs", {"page": "documents", "load_samples": True}),
         ("demo_eval", {"page": "evaluate", "question_set": "golden", "leaderboard": True}),
-        ("demo_agent", {"page": "agent", "question": "What does Wrenfall keep in PostgreSQL, and how is metric "
-                                                     "data stored on disk?", "compare": True}),
     ],
 )
 def test_each_step_prefills_its_page(data_dir, switched, key, expected):
@@ -72,19 +82,74 @@ def test_split_step_names_the_sample_document(data_dir, switched):
     assert at.session_state["prefill"] == {"page": "explorer", "doc_id": doc_id, "strategy_b": "fixed"}
 
 
-def test_showcase_question_comes_from_the_latest_run(data_dir, switched):
-    records = [_record("q1", "Easy one?", "hybrid", 1.0, 100), _record("q1", "Easy one?", "agent", 1.0, 90),
-               _record("q2", "Two parts and more?", "hybrid", 0.5, 120),
-               _record("q2", "Two parts and more?", "agent", 1.0, 110)]
+def test_latest_leaderboard_comes_from_the_latest_run(data_dir):
+    records = [_record("q1", "Easy one?", "hybrid", 1.0, 100), _record("q1", "Easy one?", "agent", 1.0, 90)]
     run = EvalRun(id="r1", created="2026-01-01T00:00:00+00:00", question_set={"name": "golden", "questions": []},
                   configs=[], strategies=["hybrid", "agent"], records=records, status="complete")
     ResultsStore(data_dir).save(run)
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
-    assert any("Two parts and more?" in m.value and "+0.50" in m.value for m in at.markdown)
     assert at.subheader[-1].value == "Latest leaderboard" and len(at.dataframe) == 1
+
+
+@pytest.fixture
+def samples(data_dir):
+    """The sample documents, stored and indexed with the hash embedder (the active configuration below)."""
+    store = DocumentStore(data_dir)
+    docs = [load_path(p) for p in sorted((ROOT / "samples").glob("*.md"))]
+    for doc in docs:
+        store.add(doc)
+    open_index(HASH_CONFIG, get_settings()).ingest(docs)
+    return docs
+
+
+def _home(**session) -> AppTest:
+    return page_app(PAGE, HASH_CONFIG, timeout=60, **session)
+
+
+def _step_three(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**3. One-shot RAG versus the agent**"))
+
+
+def test_step_three_asks_both_every_golden_question_in_the_background_and_picks_a_gain(samples, data_dir,
+                                                                                       switched):
+    at = _home().run()
+    assert not at.exception, at.exception
+    assert "Choosing the question in the background" in _step_three(at) and at.button(key="demo_agent").disabled
+    [job] = runner_for(data_dir).active()
+    assert job.kind == "demo" and job.title == "Choosing the demo question: one-shot vs agent on 60 'golden' questions"
+    at.run()  # a rerun meanwhile starts no second job
+    assert len(runner_for(data_dir).jobs()) == 1
+    finish_jobs(at)
+    assert not at.exception, at.exception
+    text = _step_three(at)
+    golden = {q.question: q for q in load_golden().questions}
+    question = next(q for q in golden if f"*“{md_inert(q)}”*" in text)  # one of the golden questions
+    assert "chosen among 60 golden questions by asking both: one-shot search (top 5 hybrid) finds" in text
+    assert "misses" in text and "the agent finds it in" in text
+    # The claim holds on the page it opens: one-shot search misses a target the agent's context holds.
+    comparison = compare(golden[question], open_index(HASH_CONFIG, get_settings()), HASH_CONFIG, get_settings())
+    assert comparison.gained
     _click(at, "demo_agent")
-    assert at.session_state["prefill"]["question"] == "Two parts and more?"
+    assert at.session_state["prefill"] == {"page": "agent", "question": question, "compare": True}
+    assert switched == [PAGES["agent"]]
+    _home().run()
+    assert len(runner_for(data_dir).jobs()) == 1  # chosen once for these documents and this configuration
+
+
+def test_a_cancelled_choice_is_not_restarted_until_asked(samples, data_dir):
+    at = _home().run()
+    [job] = runner_for(data_dir).active()
+    runner_for(data_dir).cancel(job.id)
+    runner_for(data_dir).wait(job.id, 60)
+    at.run()
+    assert not at.exception
+    assert "Choosing the question stopped" in _step_three(at)
+    assert runner_for(data_dir).active() == []
+    at.button(key="demo_choose").click().run()
+    assert [j.kind for j in runner_for(data_dir).active()] == ["demo"]
+    finish_jobs(at)
+    assert "misses" in _step_three(at) and not at.button(key="demo_agent").disabled
 
 
 def test_leaderboard_step_lands_on_the_evaluate_page_in_the_app(data_dir):
@@ -95,3 +160,13 @@ def test_leaderboard_step_lands_on_the_evaluate_page_in_the_app(data_dir):
     _click(at, "demo_eval")
     assert [t.value for t in at.title] == ["📊 Evaluate"]
     assert at.radio[0].value == "Built-in golden set"
+
+
+def test_no_choice_is_started_for_documents_the_golden_questions_do_not_ask_about(data_dir):
+    doc = load_bytes("mine.md", b"# Mine\n\nOur own notes about nothing in the golden set.\n")
+    DocumentStore(data_dir).add(doc)
+    open_index(HASH_CONFIG, get_settings()).ingest([doc])
+    at = _home().run()
+    assert not at.exception
+    assert runner_for(data_dir).jobs() == []
+    assert "Load the sample documents first (step 1)" in _step_three(at) and at.button(key="demo_agent").disabled

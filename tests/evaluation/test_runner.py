@@ -155,20 +155,6 @@ def test_summarise_groups_missing_intent_as_dash():
     assert rows[0]["intent"] == "—" and rows[0]["mrr"] == 1.0
 
 
-def test_showcase_question_picks_the_largest_agent_gain(run_tiny):
-    from rag_core.evaluation.results import showcase_question
-
-    script = dict(SCRIPT)
-    script |= {("hybrid", "What port?"): ["port 8443"], ("hybrid", "How to deploy?"): ["run deploy"],
-               ("agent", "What port?"): ["port 8443"], ("agent", "How to deploy?"): ["run deploy", "check health"]}
-    run, _, _ = run_tiny(script, strategies=["hybrid", "agent"])
-    question, why = showcase_question(run, "fallback?")
-    assert question == "How to deploy?" and "recall@5 was +0.50 above one-shot hybrid" in why
-    assert showcase_question(None, "fallback?")[0] == "fallback?"
-    same, _, _ = run_tiny(script | {("agent", "How to deploy?"): ["run deploy"]}, strategies=["hybrid", "agent"])
-    assert showcase_question(same, "fallback?")[0] == "fallback?"
-
-
 def test_agent_answers_are_scored_by_the_gold_evidence_they_cite():
     from rag_core.evaluation.questions import Question
     from rag_core.evaluation.runner import Outcome, score_question

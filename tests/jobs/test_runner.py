@@ -166,3 +166,44 @@ def test_runner_for_is_one_per_data_dir(data_dir, tmp_path):
 def test_bad_job_id_is_refused(data_dir):
     with pytest.raises(ValueError, match="not a job id"):
         JobRunner(data_dir).get("../etc")
+
+
+def test_a_task_reports_steps_with_an_eta_keeps_its_result_and_stops_on_cancel(data_dir):
+    runner = JobRunner(data_dir)
+    gate, reported = threading.Event(), threading.Event()
+
+    def task(job) -> str:
+        job.progress(1, 4, "question 1")
+        reported.set()
+        assert gate.wait(30)
+        if job.cancelled():
+            job.set_result("partial-run")
+            from rag_core.jobs import Cancelled
+
+            raise Cancelled("run partial-run cancelled after 1 of 4; what was measured is kept")
+        job.progress(4, 4, "question 4")
+        job.set_result("run-1")
+        return "run run-1 complete"
+
+    done = runner.submit_task(task, kind="evaluation", title="Evaluation on 'tiny'")
+    assert reported.wait(30)
+    status = runner.get(done.id)
+    assert (status.state, status.steps_done, status.steps_total, status.step_text) == ("running", 1, 4, "question 1")
+    assert status.progress == 0.25 and status.files == []
+    status.elapsed_s = 3.0
+    assert status.eta_s == pytest.approx(9.0)  # three quarters left at the pace so far
+    gate.set()
+    final = runner.wait(done.id)
+    assert (final.state, final.message, final.result, final.progress) == ("done", "run run-1 complete", "run-1", 1.0)
+    saved = json.loads((data_dir / "jobs" / f"{done.id}.json").read_text())
+    assert saved["result"] == "run-1" and saved["kind"] == "evaluation"
+
+    gate.clear()
+    reported.clear()
+    cancelled = runner.submit_task(task, kind="evaluation", title="Evaluation on 'tiny'")
+    assert reported.wait(30)
+    assert runner.cancel(cancelled.id)
+    gate.set()
+    final = runner.wait(cancelled.id)
+    assert final.state == "cancelled" and final.result == "partial-run"
+    assert final.message == "run partial-run cancelled after 1 of 4; what was measured is kept"

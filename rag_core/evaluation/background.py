@@ -1,0 +1,76 @@
+"""Evaluation runs and sweeps as background jobs: the job runner's queue, status, progress, ETA and cancel.
+
+The run is stored in the data directory's ``ResultsStore`` however it ends (complete, cancelled with what it
+measured, or failed), and the job keeps the run's id as its ``result`` so a page can open it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rag_core.config import RAGConfig, Settings
+from rag_core.evaluation.questions import QuestionSet
+from rag_core.evaluation.results import ResultsStore
+from rag_core.evaluation.runner import EvalRun, check_counts, check_strategies, run_evaluation
+from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.types import Document
+
+EVAL_KINDS = ("evaluation", "sweep")
+
+
+def evaluation_title(question_set: QuestionSet, configs: Sequence[RAGConfig], strategies: Sequence[str],
+                     label: str = "") -> str:
+    what = "Sweep" if label == "sweep" else "Evaluation"
+    names = configs[0].name if len(configs) == 1 else f"{len(configs)} configurations"
+    return f"{what} on '{question_set.name}': {names} × {', '.join(strategies)}"
+
+
+def closing_message(run: EvalRun) -> str:
+    """One line on how a stored run ended."""
+    done = len(run.records)
+    if run.status == "complete":
+        return f"run {run.id} complete: {done} question runs in {run.elapsed_s:.1f} s"
+    return f"run {run.id} {run.status}: {run.note}; what was measured is kept"
+
+
+def submit_evaluation(
+    runner: JobRunner,
+    question_set: QuestionSet,
+    configs: Sequence[RAGConfig],
+    strategies: Sequence[str],
+    *,
+    settings: Settings,
+    documents: Sequence[Document] | None = None,
+    index_factory: Callable[[RAGConfig], Any] | None = None,
+    label: str = "",
+) -> JobStatus:
+    """Queue an evaluation run (``label="sweep"``: a sweep) on ``runner``; returns the job's first status at once.
+
+    Arguments are checked here, so a bad request is refused before it is queued.
+    """
+    if not question_set.questions:
+        raise ValueError("the question set is empty")
+    if not configs:
+        raise ValueError("pick at least one configuration")
+    strategies = check_strategies(strategies)
+    check_counts(len(question_set.questions), len(configs), settings, "the evaluation")
+    configs, documents = list(configs), list(documents) if documents is not None else None
+    store = ResultsStore(settings.data_dir)
+
+    def task(job: TaskHandle) -> str:
+        def finished(run: EvalRun) -> None:
+            store.save(run)
+            job.set_result(run.id)
+
+        run = run_evaluation(question_set, configs, strategies, settings=settings, documents=documents,
+                             index_factory=index_factory, progress=job.progress, cancel=job.cancelled,
+                             on_finish=finished, label=label)
+        if run.status == "cancelled":
+            raise Cancelled(closing_message(run))
+        return closing_message(run)
+
+    kind = "sweep" if label == "sweep" else "evaluation"
+    return runner.submit_task(task, kind=kind, title=evaluation_title(question_set, configs, strategies, label),
+                              settings={"question_set": question_set.name, "configs": [c.name for c in configs],
+                                        "strategies": strategies, "label": label})

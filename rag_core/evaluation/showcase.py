@@ -1,0 +1,232 @@
+"""The guided demo's question for "one-shot RAG versus the agent", chosen by asking both every question of a set.
+
+Nothing is hard-coded: each question goes to one-shot search (``RetrievalConfig.one_shot()``: top-5 hybrid, one
+pass, the baseline the Agent Playground shows beside the agent) and to the agent with the offline policy, and the
+question where the agent's extra steps matter most is kept, with the reason in words. First choice: the agent's
+context holds answer targets the one-shot context misses; else the agent found everything one-shot did but needed
+more than one search. Asking both every question takes a while (about 20 s for the 60 golden questions with
+MiniLM), so the choice runs as a background job and is kept in ``data_dir/evaluations/showcase.json`` per index
+contents and configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag_core.config import RAGConfig, RetrievalConfig, Settings
+from rag_core.documents import atomic_write_text
+from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches
+from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.types import Chunk
+
+ONE_SHOT_K = RetrievalConfig().one_shot().initial_k
+SEARCH_TOOLS = ("search",)
+LOOK_TOOLS = ("zoom_in", "zoom_out", "read_section")
+
+
+@dataclass(slots=True)
+class Comparison:
+    """What one-shot search and the agent found for one question."""
+
+    question: Question
+    targets: list[str]
+    one_shot_found: set[str]
+    agent_found: set[str]
+    agent_where: dict[str, str]  # target → "document › heading" of the agent's chunk that holds it
+    searches: list[str] = field(default_factory=list)  # the agent's search queries, in order
+    looks: int = 0  # zooms and section reads
+
+    @property
+    def gained(self) -> list[str]:
+        return [t for t in self.targets if t in self.agent_found and t not in self.one_shot_found]
+
+    def rank(self) -> tuple:
+        """Larger is a better showcase: more targets only the agent found, the agent complete, more steps."""
+        complete = set(self.targets) <= self.agent_found
+        return (len(self.gained), complete, len(self.searches) + self.looks)
+
+
+@dataclass(slots=True)
+class Showcase:
+    question_id: str
+    question: str
+    why: str
+    one_shot_found: int
+    agent_found: int
+    targets: int
+    agent_searches: int
+    questions_compared: int
+
+
+def _place(chunk: Chunk, source: str) -> str:
+    name = source or chunk.doc_id
+    return f"{name} › {chunk.heading_path[-1]}" if chunk.heading_path else name
+
+
+def _found(question: Question, ranked: Sequence[tuple[Chunk, str]]) -> tuple[set[str], dict[str, str]]:
+    found: dict[str, str] = {}
+    for chunk, source in ranked:
+        for target in chunk_matches(question, chunk, source):
+            found.setdefault(target, _place(chunk, source))
+    return set(found), found
+
+
+def _agent_result(question: str, index, config: RAGConfig, settings: Settings):
+    from rag_core.agent import run_agent
+
+    result = None
+    for item in run_agent(question, index, config, settings, policy="offline"):
+        if hasattr(item, "answer") and hasattr(item, "context_hits"):
+            result = item
+    if result is None:
+        raise RuntimeError("the agent finished without a result")
+    return result
+
+
+def compare(question: Question, index, config: RAGConfig, settings: Settings) -> Comparison:
+    """Ask ``question`` with one-shot search and with the offline agent; what each found."""
+    from rag_core.retrieval import Retriever
+
+    one_shot = Retriever(index, config.retrieval.one_shot(), settings).retrieve(question.question)
+    one_shot_found, _ = _found(question, [(h.chunk, h.source_name) for h in one_shot.hits])
+    agent = _agent_result(question.question, index, config, settings)
+    agent_found, where = _found(question, [(h.chunk, h.source_name) for h in agent.context_hits])
+    searches = [str(s.args.get("query", "")) for s in agent.steps if s.tool in SEARCH_TOOLS and s.ok]
+    looks = sum(1 for s in agent.steps if s.tool in LOOK_TOOLS and s.ok)
+    return Comparison(question, question.targets(), one_shot_found, agent_found, where, searches, looks)
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _target_words(question: Question, target: str) -> str:
+    """A target in words: the answer text it stands for, or the place it lies."""
+    kind, _, number = target.partition(":")
+    if kind == "answer":
+        return f"“{_short(question.answer_texts[int(number)], 60)}”"
+    if kind == "place":
+        place = question.evidence[int(number)]
+        return " › ".join([place.get("file") or "a document", *place.get("heading_path", [])[-1:]])
+    if kind == "section":
+        return " › ".join(p for p in (question.doc, question.heading) if p)
+    return f"document {target}"
+
+
+def _searches_words(searches: Sequence[str]) -> str:
+    """``3 searches (“a”, “b”)``: the distinct queries (the agent may search one query at two granularities)."""
+    distinct = list(dict.fromkeys(" ".join(q.split()) for q in searches))
+    quoted = ", ".join(f"“{_short(q, 50)}”" for q in distinct[:3]) + (" …" if len(distinct) > 3 else "")
+    return f"{len(searches)} search{'es' if len(searches) != 1 else ''} ({quoted})"
+
+
+def explain(comparison: Comparison) -> str:
+    """Why this question shows the agent's extra steps, in plain words (the page escapes it)."""
+    c, n = comparison, len(comparison.targets)
+    steps = _searches_words(c.searches) + (f" and {c.looks} zoom/read step(s)" if c.looks else "")
+    if c.gained:
+        missed = " and ".join(_target_words(c.question, t) for t in c.gained)
+        where = "; ".join(sorted({c.agent_where[t] for t in c.gained}))
+        it = "it" if len(c.gained) == 1 else "them"
+        return (f"one-shot search (top {ONE_SHOT_K} hybrid) finds {len(c.one_shot_found & set(c.targets))} of the "
+                f"{n} answer part(s) and misses {missed}; the agent finds {it} in {where} after {steps}")
+    return (f"both find the answer, but one-shot search bets on a single query while the agent checks it with "
+            f"{steps}")
+
+
+def asks_about(question_set: QuestionSet, contents: Sequence[dict[str, Any]]) -> bool:
+    """Whether the index (``Index.documents()`` rows) holds a document the questions name (or they name none)."""
+    named = {q.doc for q in question_set.questions if q.doc}
+    return not named or bool(named & {row.get("name") for row in contents})
+
+
+def pick_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
+                  progress: Callable[[int, int], None] | None = None) -> Showcase | None:
+    """The question of ``question_set`` where the agent's extra steps matter most; None when the agent finds
+    the answer to none of them (the documents the set is about are not indexed) or it needs one search for all."""
+    best: Comparison | None = None
+    total = len(question_set.questions)
+    for done, question in enumerate(question_set.questions, start=1):
+        comparison = compare(question, index, config, settings)
+        if comparison.agent_found and (best is None or comparison.rank() > best.rank()):
+            best = comparison
+        if progress:
+            progress(done, total)
+    if best is None or not (best.gained or len(best.searches) + best.looks > 1):
+        return None
+    return Showcase(question_id=best.question.id, question=best.question.question, why=explain(best),
+                    one_shot_found=len(best.one_shot_found & set(best.targets)),
+                    agent_found=len(best.agent_found & set(best.targets)), targets=len(best.targets),
+                    agent_searches=len(best.searches), questions_compared=total)
+
+
+KEEP_CHOICES = 8  # choices kept in the showcase file (one per index contents × configuration)
+
+
+def showcase_key(question_set: QuestionSet, contents: Sequence[dict[str, Any]], config: RAGConfig) -> str:
+    """Names what a choice depends on: the questions, what the index holds (``Index.documents()`` rows; their
+    changing fields, such as a hot entry's time left, are left out), and the configuration."""
+    held = sorted((str(row.get("doc_id")), str(row.get("name")), str(row.get("chunks"))) for row in contents)
+    text = json.dumps([question_set.name, len(question_set.questions), held, config.model_dump()],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _showcase_path(data_dir: str | Path) -> Path:
+    return Path(data_dir) / "evaluations" / "showcase.json"
+
+
+def _read_choices(data_dir: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads(_showcase_path(data_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_showcase(data_dir: str | Path, key: str) -> tuple[bool, Showcase | None]:
+    """(chosen already, the choice): the choice is None when no question showed the agent's extra steps."""
+    choices = _read_choices(data_dir)
+    if key not in choices:
+        return False, None
+    try:
+        return True, Showcase(**choices[key]) if choices[key] is not None else None
+    except TypeError:  # a file of another shape: choose again
+        return False, None
+
+
+def save_showcase(data_dir: str | Path, key: str, showcase: Showcase | None) -> None:
+    choices = _read_choices(data_dir)
+    choices.pop(key, None)
+    choices[key] = asdict(showcase) if showcase is not None else None
+    kept = dict(list(choices.items())[-KEEP_CHOICES:])
+    path = _showcase_path(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(kept, ensure_ascii=False))
+
+
+def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
+                    key: str) -> JobStatus:
+    """Choose the showcase question as a background job; the choice is saved under ``key``."""
+
+    def task(job: TaskHandle) -> str:
+        def progress(done: int, total: int) -> None:
+            if job.cancelled():
+                raise Cancelled("Cancelled; the guided demo's step 3 waits until a question is chosen.")
+            job.progress(done, total, f"asked {done} of {total} questions both ways")
+
+        chosen = pick_showcase(question_set, index, config, settings, progress=progress)
+        save_showcase(settings.data_dir, key, chosen)
+        job.set_result(chosen.question_id if chosen else "")
+        return f"chose {chosen.question_id}" if chosen else "no question showed the agent's extra steps"
+
+    # (no collection: a job's collection names the index it writes, and this one only reads)
+    return runner.submit_task(task, kind="demo", settings={"key": key, "collection": config.collection_name()},
+                              title=f"Choosing the demo question: one-shot vs agent on {len(question_set.questions)} "
+                                    f"'{question_set.name}' questions")
