@@ -48,12 +48,10 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
     from rag_core.embeddings import get_embedder
     from rag_core.errors import IndexError_
     from rag_core.index import Index
-    from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
+    from rag_core.stores.collections import read_manifest
 
     settings = settings or get_settings()
-    check_collection_name(name)
-    manifest = SideStore(Path(settings.data_dir) / "indexes" / name).read_manifest()
+    manifest = read_manifest(name, settings)
     if manifest is None and not create:
         raise IndexError_(f"no collection {name!r} in {settings.data_dir}; "
                           f"create it with: python -m rag_core ingest PATH --collection {name}")
