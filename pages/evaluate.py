@@ -28,7 +28,7 @@ def _beir(path: str, split: str):
 
 
 def results_store() -> ResultsStore:
-    return ResultsStore(state.settings().data_dir)
+    return ResultsStore.for_settings(state.settings())
 
 
 def pick_question_set():

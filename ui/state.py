@@ -52,7 +52,7 @@ def document_store():
 def config_store():
     from rag_core.configstore import ConfigStore
 
-    return ConfigStore(settings().data_dir)
+    return ConfigStore.for_settings(settings())
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")

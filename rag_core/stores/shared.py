@@ -348,8 +348,15 @@ class SharedRecords:
         found = self.records.get([self._id(key)])
         return (found[0][1] or "") if found else None
 
-    def put(self, key: str, text: str) -> None:
-        self.records.put(self._id(key), text, {"kind": self.kind, "key": key})
+    def put(self, key: str, text: str, summary: str = "") -> None:
+        """Save ``text`` under ``key``; ``summary`` (short JSON) is listed without reading the texts."""
+        self.records.put(self._id(key), text, {"kind": self.kind, "key": key, "summary": summary,
+                                               "saved": time.time()})
+
+    def summaries(self) -> list[tuple[str, str, float]]:
+        """``(key, summary, saved time)`` of every record, without their texts."""
+        return sorted((str(meta.get("key", "")), str(meta.get("summary", "")), float(meta.get("saved", 0.0)))
+                      for _, _, meta in self.records.find({"kind": self.kind}))
 
     def delete(self, key: str) -> bool:
         if not self.records.get([self._id(key)], documents=False):
