@@ -20,6 +20,7 @@ seconds while searching. The same rows-first, manifest-second order keeps a cras
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -58,6 +59,14 @@ WRITE_BATCH = 512
 # Per index directory: the manifest stamp this process's Chroma view matches (its own commits, or the last
 # reconnect); a different stamp means another process wrote since.
 _synced_stamps: dict[Path, tuple[int, int] | None] = {}
+
+
+class _CommitConflict(IndexError_):
+    """Another writer claimed the generation this write was about to commit."""
+
+
+# Attempts of a write whose commit another writer pre-empted (only when a lease expired under a slow writer).
+COMMIT_ATTEMPTS = 3
 
 
 def _now() -> str:
@@ -327,7 +336,7 @@ class Index(Navigation):
                 )
             index = cls(name, settings, embedder, chunking, store, side, chunker, clock, catalog=catalog)
             if manifest is not None:
-                index._pull(manifest)
+                index._pull(manifest, wait=True)
                 index._recover_shared()
         return index
 
@@ -367,10 +376,10 @@ class Index(Navigation):
             raise IndexError_(f"could not create index {name!r} on {describe(settings)}; try again")
         return manifest
 
-    def _pull(self, manifest: dict[str, Any] | None = None, locked: bool = False) -> _Snapshot:
+    def _pull(self, manifest: dict[str, Any] | None = None, locked: bool = False, wait: bool = False) -> _Snapshot:
         """Bring the cache to the server's current version (``manifest`` when the caller just read it) and return
-        the snapshot. ``locked``: the caller holds the side store's write lock; otherwise, when another process
-        of this data directory holds it, the cache stays as it is until the next check."""
+        the snapshot. ``locked``: the caller holds the side store's write lock; else, when another process of this
+        data directory holds it, ``wait`` for it, or (searching) keep the cache as it is until the next check."""
         catalog = self._catalog
         snapshot = self._snapshot
         if manifest is None:
@@ -382,11 +391,12 @@ class Index(Navigation):
                 return snapshot
             manifest = catalog.read_manifest(head[0])
             if manifest is None:  # pruned between the two reads: a newer one exists
-                return self._pull(None, locked)
+                return self._pull(None, locked, wait)
         if _same_version(snapshot.manifest, manifest):
             return snapshot
-        with self._lock, self._side.write_lock(blocking=not locked) as free:
-            if not (free or locked):
+        file_lock = contextlib.nullcontext(True) if locked else self._side.write_lock(blocking=wait)
+        with self._lock, file_lock as free:
+            if not free or _same_version(self._snapshot.manifest, manifest):
                 return self._snapshot
             cached = self._side.read_manifest() or {}
             if _same_version(cached, manifest):  # another process of this data directory pulled it already
@@ -406,7 +416,22 @@ class Index(Navigation):
             except (ValueError, TypeError) as e:
                 raise IndexError_(f"index {self.name!r} has a damaged chunk row on {describe(self.settings)} ({e}); "
                                   "delete the collection and re-ingest") from e
-            return self._cache(manifest, chunks)
+            snapshot = self._cache(manifest, chunks)
+            self._mirror_sources([d for d, entry in documents.items() if entry.get("contextual", True)])
+            return snapshot
+
+    def _mirror_sources(self, doc_ids: list[str]) -> None:
+        """Copy documents another instance indexed into this instance's document store (so its Documents page,
+        Chunk Explorer and evaluations see them); a failure here never stops searching."""
+        from rag_core.documents import DocumentStore
+
+        try:
+            store = DocumentStore(self.settings.data_dir)
+            missing = [doc_id for doc_id in doc_ids if doc_id not in store]
+            if missing:
+                store.add_many(Document.from_dict(data) for data in self._catalog.sources(missing).values())
+        except (RagError, OSError, ValueError, TypeError) as e:
+            log.warning("index %r: could not copy documents into the local document store: %s", self.name, e)
 
     def _cache(self, manifest: dict[str, Any], chunks: list[Chunk], keyword: KeywordIndex | None = None,
                ) -> _Snapshot:
@@ -592,8 +617,18 @@ class Index(Navigation):
         if not entries and not remove_doc_ids:
             return
         if self._catalog is not None:
-            self._write_shared(entries, remove_doc_ids, progress, report, replace_same_name, contextual)
-            return
+            for attempt in range(1, COMMIT_ATTEMPTS + 1):
+                try:
+                    self._write_shared(entries, remove_doc_ids, progress, report, replace_same_name, contextual)
+                    return
+                except _CommitConflict:
+                    if attempt == COMMIT_ATTEMPTS:
+                        raise
+                    log.warning("index %r: another writer committed first; writing again on top of it", self.name)
+                    report.added.clear()
+                    report.replaced.clear()
+                    report.chunks.clear()
+                    report.embedded = 0
         with self._lock, self._side.write_lock():
             old = self._current()
             documents = dict(old.manifest.get("documents", {}))
@@ -709,9 +744,9 @@ class Index(Navigation):
                               documents={d: {**e, "ids": ids[d]} for d, e in documents.items()})
                 lease.renew(force=True)
                 if not catalog.publish(server):  # the commit point
-                    raise IndexError_(f"another instance committed generation {generation} of index {self.name!r} "
-                                      "first (this writer's lease had expired); nothing of this write was "
-                                      "committed, try again")
+                    raise _CommitConflict(f"another instance committed generation {generation} of index "
+                                          f"{self.name!r} first ({COMMIT_ATTEMPTS} times; leases expiring under "
+                                          "slow writes?); nothing of this write was committed, try again")
             except BaseException:
                 try:  # rows no committed manifest names are invisible; remove ours now if we can
                     head = catalog.read_manifest() or {}

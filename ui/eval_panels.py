@@ -134,7 +134,7 @@ def bundle_panel(results) -> None:
                f"{len(bundle.agent_traces)} agent traces · strategies {md_inert(', '.join(bundle.run.strategies))}")
     c1, c2 = st.columns(2)
     if c1.button("Import bundle", key="bundle_import"):
-        summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
+        summary = state.guarded(lambda: import_bundle(bundle, settings=state.settings()), "Bundle import")
         if summary:
             st.session_state[BUNDLE_KEY] = summary
             st.success(import_message(summary))

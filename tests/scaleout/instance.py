@@ -38,7 +38,11 @@ def _state(index) -> dict:
     chunks = snapshot.chunks
     bm25_rows = sum(len(sub.ids) for sub in snapshot.keyword._subs.values())
     orphans = [c.id for c in chunks.values() if c.parent_id and c.parent_id not in chunks]
+    from rag_core.documents import DocumentStore
+
+    library = sorted(doc.name for doc in DocumentStore(index.settings.data_dir).list())
     return {"generation": snapshot.generation, "documents": sorted(d["name"] for d in index.documents()),
+            "library": library,
             "chunks": len(chunks), "vectors": index._store.count(), "bm25_rows": bm25_rows,
             "missing_parents": len(orphans)}
 

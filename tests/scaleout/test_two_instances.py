@@ -130,7 +130,9 @@ def test_ingest_through_a_is_found_through_b_within_the_refresh_time(pair, tmp_p
     zoom = b.run("find", "Billing Refunds")["zoom"]
     assert any("Invoices are emailed" in text for text in zoom)
     assert b.cli("config", "list") == []  # nothing else leaked into B's view
-    _consistent(b.run("state"))
+    state = b.run("state")
+    assert state["library"] == ["auth.md", "billing.md"]  # B's Documents page lists what A uploaded
+    _consistent(state)
 
 
 def test_delete_through_b_stops_a_returning_it(pair, tmp_path):
