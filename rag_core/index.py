@@ -404,15 +404,18 @@ class Index(Navigation):
                 return self._snapshot
             documents = manifest.get("documents", {})
             ids = [chunk_id for entry in documents.values() for chunk_id in entry.get("ids", [])]
-            texts = self._store.documents(ids)
-            missing = [i for i in ids if i not in texts]
+            # Chunk ids name their content (document id = hash of name and text; chunking is fixed per index), so
+            # chunks this instance already holds are reused and only the changed documents' rows are read.
+            have = self._snapshot.chunks if self._snapshot.manifest.get("uid") == manifest.get("uid") else {}
+            texts = self._store.documents([i for i in ids if i not in have])
+            missing = [i for i in ids if i not in have and i not in texts]
             if missing:
                 if catalog.head() != (int(manifest["generation"]), str(manifest.get("uid"))):
                     return self._pull(None, True)  # a writer committed and swept meanwhile: take the newer one
                 raise IndexError_(f"index {self.name!r} on {describe(self.settings)} misses {len(missing)} chunk rows "
                                   "its manifest names; delete the collection and re-ingest")
             try:
-                chunks = [Chunk.from_dict(json.loads(texts[i])) for i in ids]
+                chunks = [have[i] if i in have else Chunk.from_dict(json.loads(texts[i])) for i in ids]
             except (ValueError, TypeError) as e:
                 raise IndexError_(f"index {self.name!r} has a damaged chunk row on {describe(self.settings)} ({e}); "
                                   "delete the collection and re-ingest") from e

@@ -49,11 +49,13 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
     from rag_core.errors import IndexError_
     from rag_core.index import Index
     from rag_core.stores.collections import read_manifest
+    from rag_core.stores.vector import describe
 
     settings = settings or get_settings()
     manifest = read_manifest(name, settings)
     if manifest is None and not create:
-        raise IndexError_(f"no collection {name!r} in {settings.data_dir}; "
+        where = f"on {describe(settings)}" if settings.chroma_host else f"in {settings.data_dir}"
+        raise IndexError_(f"no collection {name!r} {where}; "
                           f"create it with: python -m rag_core ingest PATH --collection {name}")
     embedder_name, dim = collection_embedder(manifest, embedder)
     instance = get_embedder(embedder_name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
