@@ -12,6 +12,7 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name
 st.set_page_config(page_title="Agentic RAG Studio", page_icon="🧭", layout="wide")
 
 from ui.jobs import sidebar_jobs  # noqa: E402
+from ui.router import routing  # noqa: E402
 from ui.state import PAGES, config_badge  # noqa: E402  (after set_page_config)
 
 navigation = st.navigation(
@@ -32,7 +33,8 @@ st.sidebar.markdown("### 🧭 Agentic RAG Studio")
 badge = st.sidebar.container()
 jobs_panel = st.sidebar.container()
 try:
-    navigation.run()
-finally:  # drawn after the page, so it shows the configuration the page just changed (also after st.stop)
+    with routing():  # a page that halts early still gets the sidebar below
+        navigation.run()
+finally:  # drawn after the page, so it shows the configuration the page just changed (also after ui.router.halt)
     config_badge(badge)
     sidebar_jobs(jobs_panel)

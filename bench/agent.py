@@ -86,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         questions = questions[: args.limit]
 
-    one_shot_config = config.retrieval.model_copy(update={
-        "strategy": "hybrid", "initial_k": 5, "max_iterations": 1, "min_score": 0.0, "use_intent_filter": False})
+    one_shot_config = config.retrieval.one_shot()
     baselines = {
         "one-shot": Retriever(index, one_shot_config, settings),
         "one-shot + intent filter": Retriever(

@@ -9,26 +9,23 @@ from streamlit.errors import StreamlitAPIException
 
 from rag_core.agent import AgentResult, AgentState, run_agent
 from rag_core.agent.answer import NOT_FOUND
+from rag_core.types import POLICY_NAMES
 from ui import agent_text, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert, safe_markdown
+
+through_app()
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "
             "model, set `RAG_LLM_BASE_URL` (e.g. `http://127.0.0.1:11434/v1`), `RAG_LLM_API_KEY` and `RAG_LLM_MODEL`, "
             "then restart the app.")
-POLICIES = ["offline", "llm", "llm-answer"]
+POLICIES = list(POLICY_NAMES)
 POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm**: the model calls the search tools "
                "itself (needs a model that calls tools). **llm-answer**: the offline planner retrieves and the model "
                "only writes the cited answer (for small local models; chosen automatically when the model cannot "
                "call tools).")
-
-
-@st.cache_resource(show_spinner=False)
-def _llm():
-    from rag_core.llm import llm_from_settings
-
-    return llm_from_settings(state.settings())
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -92,7 +89,9 @@ class AnswerStream:
             self.box.empty()
 
 
-def confidence_figure(result: AgentResult, threshold: float) -> go.Figure:
+def confidence_figure(result: AgentResult) -> go.Figure:
+    """Confidence per retrieval iteration against the threshold the run used (not today's slider value)."""
+    threshold = next(s.threshold for s in result.steps if s.confidence_by_iteration)
     points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
     figure = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
@@ -149,12 +148,12 @@ def render_answer(result: AgentResult, turn: int, index) -> None:
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
 
 
-def render_details(result: AgentResult, turn: int, threshold: float) -> None:
+def render_details(result: AgentResult, turn: int) -> None:
     """The confidence chart and token gauge, the context receipt and the export button (full width when
     compared: squeezed into half a page the gauge's title was clipped)."""
     left, right = st.columns([2, 1])
     if any(s.confidence_by_iteration for s in result.steps):
-        left.plotly_chart(confidence_figure(result, threshold), key=f"conf-{turn}")
+        left.plotly_chart(confidence_figure(result), key=f"conf-{turn}")
     right.plotly_chart(gauge(result.context_tokens, result.context.get("budget", 0) or 1), key=f"gauge-{turn}")
     with st.expander("Context receipt: exactly what the model saw"):
         st.code(result.context_text or "(empty context)", language=None)
@@ -166,7 +165,7 @@ def one_shot(question: str, index, config):
     """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails)."""
     from rag_core.retrieval.dynamic import Retriever
 
-    retrieval = config.retrieval.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1})
+    retrieval = config.retrieval.one_shot()
     return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question), "One-shot RAG")
 
 
@@ -246,7 +245,7 @@ for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, on
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step, earlier_index)))
         render_answer(result, turn, earlier_index)
     with details_box:
-        render_details(result, turn, threshold)
+        render_details(result, turn)
 if asked:
     one_shot_box, answer_box, details_box = turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
@@ -267,7 +266,7 @@ elif asked:
                 render_one_shot(asked, baseline, index)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
-        llm = _llm() if policy != "offline" else None
+        llm = state.llm() if policy != "offline" else None
 
         def _run():
             final = None
@@ -289,5 +288,5 @@ elif asked:
             render_answer(result, len(chat), index)
     if result is not None:
         with details_box:
-            render_details(result, len(chat), threshold)
+            render_details(result, len(chat))
         chat.append((asked, result, baseline))

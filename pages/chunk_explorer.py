@@ -5,13 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import ChunkingConfig
-from rag_core.types import Chunk
+from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
 from ui import chunk_view, jobs, state
+from ui.router import halt, through_app
 from ui.state import KEEP
 from ui.text import md_escape
 
+through_app()
+
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
-GRANULARITY_OPTIONS = ("paragraph", "section", "document", "row", "all")
+# Paragraph first: the selectbox starts on it.
+GRANULARITY_OPTIONS = (*sorted(GRANULARITIES, key=lambda g: g != "paragraph"), "all")
 TABLE_KEY, TABLE_IDS_KEY = "explorer_table", "explorer_table_ids"
 APPLIED_KEY = "explorer_applied"  # the re-index job just started from "Use these settings"
 MAX_OVERLAP, OVERLAP_STEP = 256, 4
@@ -52,7 +56,7 @@ def overlap_limit(max_tokens: int) -> int:
 
 
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
-    strategies = ["structure", "fixed"]
+    strategies = list(CHUNKING_STRATEGIES)
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
     max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens",
@@ -100,7 +104,7 @@ if not docs:
         report = state.guarded(lambda: add_files(state.document_store(), sample_paths()), "Loading the samples")
         if report is not None:
             st.rerun()
-    st.stop()
+    halt()
 
 names = {d.id: f"{d.name} · {d.doc_type} · {d.size / 1024:.1f} KB" for d in docs}
 ids = list(names)
@@ -110,7 +114,7 @@ doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc"
 doc = state.document_store().get(doc_id)
 if doc is None:
     st.error("That document is no longer stored; pick another one.")
-    st.stop()
+    halt()
 
 defaults = state.active_config().chunking
 if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives at
@@ -147,7 +151,7 @@ elif tuned != defaults:
 
 result = state.guarded(lambda: chunked(doc.id, strategy, max_tokens, overlap), "Chunking")
 if result is None:
-    st.stop()
+    halt()
 all_chunks, report = result
 shown = pick(all_chunks, granularity)
 selected = st.session_state.get("explorer_selected")

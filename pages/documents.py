@@ -9,7 +9,10 @@ from rag_core.documents import add_files, resolve_conflicts
 from rag_core.loaders import sample_paths, supported_types
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
+from ui.router import halt, through_app
 from ui.text import md_escape, md_inert
+
+through_app()
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
@@ -125,7 +128,7 @@ st.title("📄 Documents")
 settings, config = state.settings(), state.active_config()
 store = state.guarded(state.document_store, "Opening the document store")
 if store is None:
-    st.stop()
+    halt()
 prefill = state.take_prefill("documents")
 index = state.guarded(state.active_index, "Opening the index")
 
@@ -177,7 +180,7 @@ if index is not None:
 st.subheader(f"{len(docs)} document(s) · collection `{config.collection_name()}`")
 if not docs:
     st.info("No documents yet: upload files above or click **Load sample documents**.")
-    st.stop()
+    halt()
 
 index_name = config.collection_name()
 in_job = {f.doc_id: f.state for job in jobs.runner().active() if job.collection == index_name for f in job.files}

@@ -7,12 +7,14 @@ import threading
 import streamlit as st
 
 from rag_core.config import RAGConfig
-from rag_core.evaluation import charts
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES, run_evaluation
-from ui import runs, state
+from ui import charts, runs, state
+from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
+
+through_app()
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 RUNNING_KEY = "eval_running"  # the run in progress: {"done": threading.Event, "run": EvalRun once stored}
@@ -28,7 +30,7 @@ def _beir(path: str, split: str):
 
 
 def results_store() -> ResultsStore:
-    return ResultsStore.for_settings(state.settings())
+    return state.results_store()
 
 
 def pick_question_set():

@@ -6,7 +6,10 @@ import streamlit as st
 
 from rag_core.evaluation.results import showcase_question
 from ui import runs, state
+from ui.router import through_app
 from ui.text import md_inert
+
+through_app()
 
 DEMO_DOC = "configuration.md"
 FALLBACK_QUESTION = "What does Wrenfall keep in PostgreSQL, and how is metric data stored on disk?"
@@ -76,7 +79,7 @@ step(4, "The evaluation leaderboard",
      "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
-    from rag_core.evaluation.charts import leaderboard
+    from ui.charts import leaderboard
 
     st.subheader("Latest leaderboard")
     st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))

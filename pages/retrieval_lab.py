@@ -7,21 +7,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rag_core.config import RetrievalConfig
-from rag_core.types import CHUNK_TYPES
+from rag_core.types import CHUNK_TYPES, GRANULARITIES, RETRIEVAL_STRATEGIES
 from ui import hits as hit_view
 from ui import state
+from ui.router import through_app
 from ui.text import md_inert
 
+through_app()
+
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
-STRATEGIES = ["auto", "vector", "keyword", "hybrid"]
-GRANULARITIES = ["paragraph", "section", "document", "row", "any"]
-
-
-@st.cache_resource(show_spinner=False)
-def _llm():
-    from rag_core.llm import llm_from_settings
-
-    return llm_from_settings(state.settings())
 
 
 KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"
@@ -47,7 +41,7 @@ def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
     c = st.columns(4)
 
     values = {
-        "strategy": c[0].selectbox("Strategy", STRATEGIES, key=KNOB + "strategy"),
+        "strategy": c[0].selectbox("Strategy", RETRIEVAL_STRATEGIES, key=KNOB + "strategy"),
         "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], horizontal=True, key=KNOB + "fusion"),
         "rrf_k": c[0].number_input("RRF k", 1, 1000, key=KNOB + "rrf_k"),
         "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, step=0.05, key=KNOB + "hybrid_weight"),
@@ -63,7 +57,7 @@ def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
                                  help="Acts on the relevance column (calibrated confidence, 0–1, the same for every "
                                       "strategy), not on the raw retriever scores."),
         "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, step=0.01, key=KNOB + "dedup_threshold"),
-        "granularity": c[3].selectbox("Granularity", GRANULARITIES, key=KNOB + "granularity"),
+        "granularity": c[3].selectbox("Granularity", (*GRANULARITIES, "any"), key=KNOB + "granularity"),
         "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
                                         key=KNOB + "chunk_types") or None,
         "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", key=KNOB + "use_intent_filter"),
@@ -144,7 +138,7 @@ elif index is not None:
     from rag_core.retrieval.dynamic import Retriever
 
     retriever = Retriever(index, config.retrieval, state.settings(),
-                          llm=_llm() if config.retrieval.strategy == "auto" else None)
+                          llm=state.llm() if config.retrieval.strategy == "auto" else None)
     # A new query or new settings search again: the hits shown always match the settings above them.
     asked = (query, config.retrieval)
     if query.strip() and (clicked or prefill.get("query") or asked != st.session_state.get(LAST_KEY)):

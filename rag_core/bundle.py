@@ -233,7 +233,7 @@ def _import_config(configs: ConfigStore, config: RAGConfig) -> tuple[RAGConfig, 
     """Where ``config`` goes: its own name, or ``NAME-imported`` (``-imported-2`` ...) when a different local
     configuration has that name; True when an equal one is already saved there. Names keep the 80-character rule."""
     for name in _import_names(config.name):
-        renamed = RAGConfig.model_validate({**config.model_dump(), "name": name})
+        renamed = config.renamed(name)
         if not configs.exists(name):
             return renamed, False
         if configs.load(name) == renamed:

@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag_core.types import ChunkingStrategy, ChunkType, EmbedderName, Granularity, PolicyName, RetrievalStrategy
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -83,7 +85,7 @@ class _Strict(BaseModel):
 
 
 class ChunkingConfig(_Strict):
-    strategy: Literal["structure", "fixed"] = "structure"
+    strategy: ChunkingStrategy = "structure"
     max_tokens: int = Field(512, ge=32, le=8192)
     overlap: int = Field(
         32, ge=0, le=1024, description="Token overlap when prose is split (structure) or between windows (fixed)."
@@ -97,21 +99,21 @@ class ChunkingConfig(_Strict):
 
 
 class EmbeddingConfig(_Strict):
-    embedder: Literal["minilm", "hash", "openai"] = "minilm"
+    embedder: EmbedderName = "minilm"
     hash_dim: int = Field(384, ge=16, le=4096)
 
 
 class RetrievalConfig(_Strict):
     # hybrid by default: it found more than auto's vector-or-keyword routes on every set measured (SciFact,
     # the golden set, FastAPI docs QA, code QA; bench scifact, golden, docsqa).
-    strategy: Literal["auto", "vector", "keyword", "hybrid"] = "hybrid"
+    strategy: RetrievalStrategy = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
     rrf_k: int = Field(60, ge=1, le=1000)
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the vector score in weighted fusion.")
     section_weight: float = Field(
         1.0, ge=0.0, le=4.0, description="Hybrid passage search: weight of the rank of a passage's section (0: off).")
-    granularity: Literal["document", "section", "paragraph", "row", "any"] = "paragraph"
-    chunk_types: list[Literal["prose", "code", "table", "list", "quote", "heading"]] | None = None
+    granularity: Literal[Granularity, "any"] = "paragraph"
+    chunk_types: list[ChunkType] | None = None
     # The intent's chunk types as a hard filter: off by default, since a wrong guess removes the answer (real-docs
     # QA measured it; bench docsqa).
     use_intent_filter: bool = False
@@ -123,6 +125,12 @@ class RetrievalConfig(_Strict):
     dedup_threshold: float = Field(0.85, ge=0.5, le=1.0)
     token_budget: int = Field(4000, ge=100, le=128_000)
 
+    def one_shot(self) -> RetrievalConfig:
+        """The one-shot RAG baseline the agent is compared with: one hybrid pass, top 5, no intent filter and no
+        relevance floor (the Agent Playground's side-by-side view and ``bench agent``)."""
+        return self.model_copy(update={"strategy": "hybrid", "initial_k": 5, "max_iterations": 1, "min_score": 0.0,
+                                       "use_intent_filter": False})
+
     @model_validator(mode="after")
     def _k_order(self) -> RetrievalConfig:
         if self.initial_k > self.max_k:
@@ -131,7 +139,7 @@ class RetrievalConfig(_Strict):
 
 
 class AgentConfig(_Strict):
-    policy: Literal["offline", "llm", "llm-answer"] = "offline"
+    policy: PolicyName = "offline"
     max_steps: int = Field(6, ge=1, le=30)
     max_retrievals: int = Field(4, ge=1, le=30)
     context_budget: int = Field(3000, ge=200, le=128_000)
@@ -146,6 +154,10 @@ class RAGConfig(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+
+    def renamed(self, name: str) -> RAGConfig:
+        """This configuration under another ``name``, validated again (pydantic's ``ValidationError`` when bad)."""
+        return RAGConfig.model_validate({**self.model_dump(), "name": name})
 
     def index_key(self) -> str:
         """Short hash of what determines an index: chunking parameters + embedder."""

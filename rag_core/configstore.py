@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings
+from rag_core.errors import field_problems, readable_problem
 
 if TYPE_CHECKING:
     from rag_core.stores.shared import SharedRecords
@@ -25,33 +26,7 @@ if TYPE_CHECKING:
 
 def format_validation_error(error: ValidationError) -> str:
     """One ``field.path: problem`` clause per error, joined with ``; ``."""
-    parts = []
-    for item in error.errors():
-        location = ".".join(str(p) for p in item.get("loc", ())) or "configuration"
-        parts.append(f"{location}: {_problem(item)}")
-    return "; ".join(parts)
-
-
-def _problem(item: dict[str, Any]) -> str:
-    kind, ctx = item.get("type", ""), item.get("ctx") or {}
-    if kind == "greater_than_equal":
-        return f"must be ≥ {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"must be > {ctx.get('gt')}"
-    if kind == "less_than_equal":
-        return f"must be ≤ {ctx.get('le')}"
-    if kind == "less_than":
-        return f"must be < {ctx.get('lt')}"
-    if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}"
-    if kind == "extra_forbidden":
-        return "unknown field (remove it)"
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "string_pattern_mismatch":
-        return "may hold only letters, digits, spaces, '_', '.' and '-'"
-    message = str(item.get("msg", "invalid value"))
-    return message.removeprefix("Value error, ")
+    return field_problems(error, unnamed="configuration", problem=readable_problem)
 
 
 def parse_config(data: str | bytes | dict[str, Any], source: str = "configuration") -> RAGConfig:
@@ -159,7 +134,7 @@ class ConfigStore:
             raise ValueError(f"a configuration named '{new_name}' already exists; pick another name")
         source = self.load(name)
         try:
-            copy = RAGConfig.model_validate({**source.model_dump(), "name": new_name})
+            copy = source.renamed(new_name)
         except ValidationError as e:
             raise ValueError(f"new name: {format_validation_error(e)}") from e
         self.save(copy)
@@ -173,7 +148,7 @@ class ConfigStore:
         config = parse_config(text, source=source)
         if name:
             try:
-                config = RAGConfig.model_validate({**config.model_dump(), "name": name})
+                config = config.renamed(name)
             except ValidationError as e:
                 raise ValueError(f"{source}: {format_validation_error(e)}") from e
         self.save(config)

@@ -17,14 +17,15 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import expand_archives, is_folder_archive
-from rag_core.types import DOC_TYPES, Document
+from rag_core.types import DocType, Document
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class _DocumentModel(BaseModel):
 
     id: Annotated[str, StringConstraints(max_length=64)] = ""
     name: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]  # folder paths of 120-char parts
-    doc_type: Literal[DOC_TYPES]  # type: ignore[valid-type]
+    doc_type: DocType
     size: int = Field(ge=0)
     created: Annotated[str, StringConstraints(max_length=40)] = ""
     text: str
@@ -80,8 +81,7 @@ def parse_document(data: Any, where: str = "document", check_id: bool = True) ->
     try:
         model = _DocumentModel.model_validate(data)
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'value'}: {x['msg']}" for x in e.errors()[:5])
-        raise ValueError(f"{where} is malformed: {problems}") from None
+        raise ValueError(f"{where} is malformed: {field_problems(e, limit=5)}") from None
     if check_id and not _ID_RE.fullmatch(model.id):
         raise ValueError(f"{where} is malformed: id: 16 hex digits expected")
     fields = model.model_dump(exclude={"metadata"})

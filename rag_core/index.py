@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from rag_core.config import ChunkingConfig, Settings
+from rag_core.embeddings.base import Embedder
 from rag_core.errors import IndexError_, RagError
 from rag_core.stores.collections import client, delete_collection, fresh_client, list_collections, lock_for
 from rag_core.stores.contextual import embed_chunks
@@ -44,7 +45,14 @@ from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.navigation import Navigation
 from rag_core.stores.shared import ServerCatalog, meta_records, new_owner
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import ChromaVectorStore, build_where, check_collection_name, chunk_metadata, describe
+from rag_core.stores.vector import (
+    ChromaVectorStore,
+    VectorStore,
+    build_where,
+    check_collection_name,
+    chunk_metadata,
+    describe,
+)
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -199,11 +207,11 @@ class _PendingStore:
     """The vector store of an index opened while its Chroma server was unreachable: every use tries to connect
     again and, until that works, raises the connection's ``IndexError_`` (keyword search does not need it)."""
 
-    def __init__(self, connect: Callable[[], ChromaVectorStore]):
+    def __init__(self, connect: Callable[[], VectorStore]):
         self._connect = connect
-        self._store: ChromaVectorStore | None = None
+        self._store: VectorStore | None = None
 
-    def _live(self) -> ChromaVectorStore:
+    def _live(self) -> VectorStore:
         if self._store is None:
             self._store = self._connect()
         return self._store
@@ -218,7 +226,8 @@ class _PendingStore:
 class Index(Navigation):
     """Vector + keyword search over one collection's chunks, with navigation and a hot tier."""
 
-    def __init__(self, name: str, settings: Settings, embedder, chunking: ChunkingConfig, store, side: SideStore,
+    def __init__(self, name: str, settings: Settings, embedder: Embedder, chunking: ChunkingConfig,
+                 store: VectorStore | _PendingStore, side: SideStore,
                  chunker: Chunker | None, clock: Callable[[], float], catalog: ServerCatalog | None = None):
         self.name = name
         self._catalog = catalog  # with a Chroma server: the index's records there (the side store is a cache)
@@ -270,7 +279,7 @@ class Index(Navigation):
             chunking = _built_with(name, manifest, embedder_id, dim, chunking)
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
-            def connect() -> ChromaVectorStore:
+            def connect() -> VectorStore:
                 return ChromaVectorStore(client(settings), name, metadata, describe(settings))
 
             try:

@@ -1,4 +1,9 @@
-"""Wiring: open the index of a configuration with its (cached) embedder — one place for app, CLI and bootstrap."""
+"""Wiring: how the app, the CLI, the benchmarks and bootstrap open what they work with — one place for all.
+
+An index of a configuration with its (cached) embedder, a collection with the embedder it was built with, the
+LLM client, the stores of evaluation results. The app wraps these in ``st.cache_resource`` (``ui/state.py``);
+nothing here caches.
+"""
 
 from __future__ import annotations
 
@@ -21,13 +26,33 @@ def open_embedder(config: RAGConfig, settings: Settings | None = None):
     )
 
 
-def open_index(config: RAGConfig, settings: Settings | None = None, collection: str | None = None):
-    """Open (or create) the index for ``config``'s chunking + embedder; ``collection`` overrides the name."""
+def open_index(config: RAGConfig, settings: Settings | None = None, collection: str | None = None, *,
+               embedder=None):
+    """Open (or create) the index for ``config``'s chunking + embedder; ``collection`` overrides the name.
+
+    ``embedder`` is one already opened for ``config`` (the app shares one per process); by default a new one.
+    """
     from rag_core.index import Index
 
     settings = settings or get_settings()
     name = collection or config.collection_name()
-    return Index.open(name, settings, open_embedder(config, settings), config.chunking)
+    return Index.open(name, settings, embedder or open_embedder(config, settings), config.chunking)
+
+
+def open_llm(settings: Settings | None = None, *, required: bool = False):
+    """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
+    (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""
+    from rag_core.llm import LLMClient, llm_from_settings
+
+    settings = settings or get_settings()
+    return LLMClient(settings) if required else llm_from_settings(settings)
+
+
+def open_results_store(settings: Settings | None = None):
+    """The stored evaluation runs: on the Chroma server when one is configured, else in the data directory."""
+    from rag_core.evaluation.results import ResultsStore
+
+    return ResultsStore.for_settings(settings or get_settings())
 
 
 def collection_embedder(manifest: dict | None, requested: str | None) -> tuple[str, int]:

@@ -8,16 +8,35 @@ enters from outside (settings, configurations, agent tool arguments).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+# The vocabulary: every list of these names (configuration fields, tool arguments, command-line choices, page
+# options) is read from these Literals with ``typing.get_args``.
 Granularity = Literal["document", "section", "paragraph", "row"]
-GRANULARITIES: tuple[str, ...] = ("document", "section", "paragraph", "row")
+GRANULARITIES: tuple[str, ...] = get_args(Granularity)
 
 ChunkType = Literal["prose", "code", "table", "list", "quote", "heading"]
-CHUNK_TYPES: tuple[str, ...] = ("prose", "code", "table", "list", "quote", "heading")
+CHUNK_TYPES: tuple[str, ...] = get_args(ChunkType)
 
 DocType = Literal["markdown", "text", "code", "html", "pdf", "csv", "docx"]
-DOC_TYPES: tuple[str, ...] = ("markdown", "text", "code", "html", "pdf", "csv", "docx")
+DOC_TYPES: tuple[str, ...] = get_args(DocType)
+
+ChunkingStrategy = Literal["structure", "fixed"]
+CHUNKING_STRATEGIES: tuple[str, ...] = get_args(ChunkingStrategy)
+
+EmbedderName = Literal["minilm", "hash", "openai"]
+EMBEDDER_NAMES: tuple[str, ...] = get_args(EmbedderName)
+
+# How one search ranks: ``auto`` lets the router pick one of the others per query.
+RetrievalStrategy = Literal["auto", "vector", "keyword", "hybrid"]
+RETRIEVAL_STRATEGIES: tuple[str, ...] = get_args(RetrievalStrategy)
+
+PolicyName = Literal["offline", "llm", "llm-answer"]
+POLICY_NAMES: tuple[str, ...] = get_args(PolicyName)
+
+# What an evaluation compares: one search per strategy, or the agent.
+EvalStrategy = Literal["vector", "keyword", "hybrid", "auto", "agent"]
+EVAL_STRATEGIES: tuple[str, ...] = get_args(EvalStrategy)
 
 HEADING_SEPARATOR = " › "
 
@@ -93,7 +112,7 @@ class Hit:
     """A retrieved chunk with its fused score and each retriever's rank and raw score.
 
     ``score`` is the strategy's own score; ``confidence`` is the calibrated [0, 1] value that
-    is comparable across strategies (see ``rag_core.confidence``).
+    is comparable across strategies (see ``rag_core.retrieval.confidence``).
     """
 
     chunk: Chunk

@@ -20,7 +20,7 @@ NAME_RULE = "1–80 letters, digits, spaces, '_', '.' or '-'"
 def renamed(config: RAGConfig, name: str) -> RAGConfig:
     """``config`` under a new name; a bad name raises a ValueError that says what a name may hold."""
     try:
-        return RAGConfig.model_validate({**config.model_dump(), "name": name})
+        return config.renamed(name)
     except ValidationError as e:
         if any(error["loc"] == ("name",) for error in e.errors()):
             raise ValueError(f"'{name}' is not a valid configuration name: use {NAME_RULE}") from None
@@ -144,7 +144,7 @@ def bundle_panel(results) -> None:
             bundle, settings=state.settings(), index_factory=state.index_for, on_finish=results.save,
             progress=lambda d, t, text: bar.progress(min(d / max(t, 1), 1.0), text=f"{d}/{t} · {text}")), "Replay")
         if replayed:
-            from rag_core.evaluation.charts import leaderboard
+            from ui.charts import leaderboard
 
             st.markdown("Bundle results (left) and this machine's replay (right):")
             left, right = st.columns(2)

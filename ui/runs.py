@@ -10,7 +10,7 @@ from ui import state
 
 
 def store() -> ResultsStore:
-    return ResultsStore.for_settings(state.settings())
+    return state.results_store()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -40,15 +40,15 @@ def load_run(run_id: str):
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _drawn(name: str, data_dir: str, run_id: str, stamp: tuple, args: tuple):
-    from rag_core.evaluation import charts
+    from ui import charts
 
     return getattr(charts, name)(_loaded(data_dir, run_id, stamp), *args)
 
 
 def chart(name: str, run, *args):
-    """``rag_core.evaluation.charts.<name>(run, *args)`` for a stored run, built once per run file change
+    """``ui.charts.<name>(run, *args)`` for a stored run, built once per run file change
     (a figure or table is read-only once drawn); a run not stored (yet) is drawn directly."""
-    from rag_core.evaluation import charts
+    from ui import charts
 
     path = store().runs_dir / f"{run.id}.json"
     if not path.is_file():

@@ -1,7 +1,8 @@
 """Shared app state: cached heavy objects (one per process) and per-user state in ``st.session_state``.
 
-Heavy, thread-safe objects (settings, document store, embedders, indexes) are ``st.cache_resource``;
-what a user picked (active configuration, cross-page pre-fills) lives only in ``st.session_state``.
+Heavy, thread-safe objects (settings, stores, embedders, indexes, the LLM client) are ``st.cache_resource``, opened
+through ``rag_core.services`` like the CLI's; what a user picked (active configuration, cross-page pre-fills)
+lives only in ``st.session_state``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from rag_core.config import RAGConfig, Settings, get_settings
-from rag_core.errors import RagError
+from rag_core import services
+from rag_core.config import EmbeddingConfig, RAGConfig, Settings, get_settings
+from rag_core.errors import RagError, field_problems
 from ui.text import md_escape, md_inert
 
 log = logging.getLogger(__name__)
@@ -55,19 +57,29 @@ def config_store():
     return ConfigStore.for_settings(settings())
 
 
-@st.cache_resource(show_spinner="Loading the embedding model…")
-def embedder(name: str):
-    from rag_core.embeddings import get_embedder
+@st.cache_resource(show_spinner=False)
+def results_store():
+    return services.open_results_store(settings())
 
-    return get_embedder(name, settings(), cache_dir=settings().data_dir / "embedding_cache")
+
+@st.cache_resource(show_spinner=False)
+def llm():
+    """The configured LLM client, or None (see ``services.open_llm``)."""
+    return services.open_llm(settings())
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def embedder(embedding_json: str):
+    """One embedder per embedding configuration (name and hash dimension), shared by every index that uses it."""
+    return services.open_embedder(RAGConfig(embedding=EmbeddingConfig.model_validate_json(embedding_json)),
+                                  settings())
 
 
 @st.cache_resource(show_spinner="Opening the index…", max_entries=8)
 def _index(collection: str, config_json: str):
-    from rag_core.index import Index
-
     config = RAGConfig.model_validate_json(config_json)
-    return Index.open(collection, settings(), embedder(config.embedding.embedder), config.chunking)
+    return services.open_index(config, settings(), collection,
+                               embedder=embedder(config.embedding.model_dump_json()))
 
 
 def index_for(config: RAGConfig):
@@ -117,11 +129,6 @@ def take_prefill(page: str) -> dict[str, Any]:
     return {}
 
 
-def validation_message(error: ValidationError) -> str:
-    """A pydantic error as ``field: problem`` pairs (no echo of the input, no links to pydantic's docs)."""
-    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"] for e in error.errors())
-
-
 def guarded(action: Callable[[], Any], what: str) -> Any:
     """Run ``action``; show a clear message instead of a traceback when it fails. Returns None on failure."""
     try:
@@ -129,7 +136,7 @@ def guarded(action: Callable[[], Any], what: str) -> Any:
     except RagError as e:
         st.error(f"{what} failed: {md_inert(e)}")
     except ValidationError as e:
-        st.error(f"{what}: {md_inert(validation_message(e))}")
+        st.error(f"{what}: {md_inert(field_problems(e, unnamed=None))}")
     except ValueError as e:
         st.error(f"{what}: {md_inert(e)}")
     except Exception as e:  # last resort: the user gets a message, the log gets the traceback

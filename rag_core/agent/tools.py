@@ -12,13 +12,17 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rag_core.errors import RagError
+from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
-from rag_core.types import Chunk, Hit
+from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
+
+if TYPE_CHECKING:
+    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.search_index import SearchIndex
 
 FocusArea = Literal["general", "fact", "code", "procedure", "data"]
 # Chunk types searched for each focus area (None: no chunk-type filter).
@@ -39,13 +43,13 @@ class SearchArgs(_Args):
     """Search the indexed documents; returns the best chunks with their ids, scores and text."""
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for, in the documents' words.")
-    granularity: Literal["document", "section", "paragraph", "row"] = Field(
+    granularity: Granularity = Field(
         "section",
         description="section: a heading with its content (default, gives context); paragraph: one block for a "
         "precise answer; row: one table row; document: a whole file.",
     )
     focus_area: FocusArea = Field("general", description="Type of content wanted: code, procedure, data or general.")
-    strategy: Literal["auto", "hybrid", "vector", "keyword"] = Field(
+    strategy: RetrievalStrategy = Field(
         "auto", description="auto: routed by the query; hybrid: meaning and keywords fused; vector or keyword alone.")
     max_results: int = Field(5, ge=1, le=20, description="How many chunks to return at most.")
     widen: bool = Field(
@@ -186,10 +190,7 @@ def validate_arguments(name: str, raw: str | dict[str, Any] | None) -> tuple[_Ar
     try:
         return TOOL_ARGS[name].model_validate(values), repairs
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in e.errors()
-        )
-        raise ToolArgumentError(f"invalid arguments for {name}: {problems}") from e
+        raise ToolArgumentError(f"invalid arguments for {name}: {field_problems(e, unnamed='arguments')}") from e
 
 
 def untrusted_text(text: str, attrs: str) -> str:
@@ -233,7 +234,7 @@ class ToolOutcome:
 class ToolBox:
     """Runs tools against an ``Index`` and a ``Retriever``; navigation tools use the index's helpers."""
 
-    def __init__(self, index: Any, retriever: Any, *, zoom_keep: int = 2) -> None:
+    def __init__(self, index: SearchIndex, retriever: Retriever, *, zoom_keep: int = 2) -> None:
         self.index = index
         self.retriever = retriever
         self.zoom_keep = zoom_keep

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from rag_core.chunking.fixed import fixed_chunks
 from rag_core.chunking.structure import structure_chunks
-from rag_core.config import PROJECT_ROOT, ChunkingConfig
+from rag_core.config import ChunkingConfig
 from rag_core.types import GRANULARITIES, Chunk, Document
 
 GRANULARITY_CHOICES: tuple[str, ...] = (*GRANULARITIES, "all")
@@ -46,7 +45,3 @@ def chunk_documents(
     """``chunk_document`` over several documents, concatenated."""
     return [chunk for doc in docs for chunk in chunk_document(doc, config, granularity)]
 
-
-def sample_documents_dir() -> Path:
-    """The shipped ``samples/`` folder of example documents."""
-    return PROJECT_ROOT / "samples"

@@ -19,6 +19,8 @@ from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from rag_core.tokens import get_encoding
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # markdown-it block token type -> (block kind, chunk type)
@@ -76,7 +78,6 @@ class ParsedMarkdown:
     list_items: list[tuple[int, int]]
     headings: list[tuple[int, int, int]]  # top-level headings: (start, end, level)
     paragraphs: list[tuple[int, int]]  # prose paragraphs outside list items (sentence checks)
-    block_tokens: list[int] | None = None  # filled once by the chunker; shared by later re-chunks
 
 
 @lru_cache(maxsize=1)
@@ -316,3 +317,10 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
             filled.append(block)
             position = max(position, block.end)
     return filled
+
+
+@lru_cache(maxsize=16)
+def markdown_block_tokens(text: str) -> tuple[int, ...]:
+    """cl100k tokens of each block of ``parse_markdown(text)``, counted once per text (read-only, like the parse)."""
+    encode = get_encoding().encode_ordinary
+    return tuple(len(encode(text[b.start : b.end])) for b in parse_markdown(text).blocks)  # blocks are never empty

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 from rag_core.chunking.code import code_units, split_code
 from rag_core.chunking.ids import chunk_id, pages_for_span
-from rag_core.chunking.markdown_blocks import Block, parse_markdown
+from rag_core.chunking.markdown_blocks import Block, markdown_block_tokens, parse_markdown
 from rag_core.chunking.sentences import pack_sentences, sentence_spans
 from rag_core.config import ChunkingConfig
-from rag_core.tokens import count_tokens, get_encoding
+from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
 
 LEAD_IN_MAX_TOKENS = 64  # a paragraph ending with ":" up to this size is a lead-in kept with the next block
@@ -91,12 +91,9 @@ class _Builder:
     # ---- blocks -------------------------------------------------------------------------------------------
 
     def markdown_blocks(self) -> None:
-        parsed = parse_markdown(self.text)
-        self.blocks = parsed.blocks
-        if parsed.block_tokens is None:  # counted once per text, reused when only the parameters change
-            encode, text = get_encoding().encode_ordinary, self.text  # blocks are never empty
-            parsed.block_tokens = [len(encode(text[b.start : b.end])) for b in parsed.blocks]
-        self.block_tokens = parsed.block_tokens
+        # Copies: the parse and the counts are cached per text and shared by every re-chunk.
+        self.blocks = list(parse_markdown(self.text).blocks)
+        self.block_tokens = list(markdown_block_tokens(self.text))
         stack: list[tuple[int, str]] = []
         for block in self.blocks:
             if block.kind == "heading":

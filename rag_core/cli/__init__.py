@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from rag_core.errors import RagError
+from rag_core.errors import RagError, field_problems
 
 # Sub-command modules, each with ``register(subparsers)`` that sets ``func`` on its parser.
 COMMAND_MODULES = ("chunk_cmd", "ingest_cmd", "search_cmd", "ask_cmd", "eval_cmd", "config_cmd")
@@ -44,7 +44,7 @@ def one_line(error: BaseException) -> str:
     errors = getattr(error, "errors", None)
     if callable(errors) and type(error).__name__ == "ValidationError":
         try:
-            message = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors())
+            message = field_problems(error)
         except Exception:  # noqa: BLE001 - fall back to the plain text
             message = str(error)
     else:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-POLICIES = ("offline", "llm", "llm-answer")
+from rag_core.types import POLICY_NAMES
+
+FLAGS = {"agent.max_steps": "--max-steps", "agent.max_retrievals": "--max-retrievals",
+         "agent.context_budget": "--budget"}
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("ask", help="ask the agent a question over a collection (steps traced)")
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--policy", choices=POLICIES, default="offline",
+    parser.add_argument("--policy", choices=POLICY_NAMES, default="offline",
                         help="offline (deterministic, no network; default), llm (the model calls the tools) or "
                              "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
                              "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "
@@ -30,22 +33,19 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.agent import ask
     from rag_core.cli import print_json
     from rag_core.config import RAGConfig, get_settings
-    from rag_core.llm import LLMClient
+    from rag_core.errors import field_problems
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import open_collection
+    from rag_core.services import open_collection, open_llm
 
     try:
         config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
                                   "max_retrievals": args.max_retrievals, "context_budget": args.budget})
     except ValidationError as e:
-        problem = e.errors()[0]
-        field = {"max_steps": "--max-steps", "max_retrievals": "--max-retrievals", "context_budget": "--budget"}.get(
-            str(problem["loc"][-1]), str(problem["loc"][-1]))
-        raise ValueError(f"{field}: {problem['msg']}") from e
+        raise ValueError(field_problems(e, labels=FLAGS)) from e
     settings = get_settings()
     index = open_collection(args.collection, settings)
     # raises a clear LLMError when not configured
-    llm = LLMClient(settings) if args.policy != "offline" else None
+    llm = open_llm(settings, required=True) if args.policy != "offline" else None
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
     # --policy llm asked for the model: when the endpoint failed, the offline fallback's answer is still printed

@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-GRANULARITIES = ("document", "section", "paragraph", "row", "all")
-STRATEGIES = ("structure", "fixed")
+from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES
+
+GRANULARITY_CHOICES = (*GRANULARITIES, "all")
 CHUNK_FIELDS = ("id", "doc_id", "granularity", "chunk_type", "language", "start", "end", "tokens", "heading_path",
                 "parent_id", "child_ids", "verbatim", "text")
 MAX_LISTED = 20  # violations listed in the human-readable lint output
@@ -20,13 +21,13 @@ EXTRA_FIELDS = ("oversized", "continued", "position", "contains_types", "metadat
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--strategy", choices=STRATEGIES, default="structure",
+    parser.add_argument("--strategy", choices=CHUNKING_STRATEGIES, default="structure",
                         help="structure-aware chunker or the fixed-window baseline (default: structure)")
     parser.add_argument("--max-tokens", type=int, default=512, help="maximum cl100k tokens per chunk (default 512)")
     parser.add_argument("--overlap", type=int, default=None,
                         help="token overlap: split prose (structure, default 32) or windows (fixed, default 50); "
                              "the default is a quarter of --max-tokens when it would not fit below it")
-    parser.add_argument("--granularity", choices=GRANULARITIES, default="all", help="granularity to output")
+    parser.add_argument("--granularity", choices=GRANULARITY_CHOICES, default="all", help="granularity to output")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -47,6 +48,7 @@ def _config(args: argparse.Namespace):
     from pydantic import ValidationError
 
     from rag_core.config import ChunkingConfig
+    from rag_core.errors import field_problems, stated_problem
 
     overlap = args.overlap
     if overlap is None:  # the default must fit below a small --max-tokens (the config refuses overlap >= max)
@@ -56,8 +58,7 @@ def _config(args: argparse.Namespace):
     try:
         return ChunkingConfig(strategy=args.strategy, max_tokens=args.max_tokens, overlap=overlap)
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'config'}: "
-                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
+        problems = field_problems(e, unnamed="config", problem=stated_problem)
         raise ValueError(f"invalid chunking options: {problems} (max tokens 32–8192, overlap below max tokens)") from e
 
 

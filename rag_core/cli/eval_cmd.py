@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from rag_core.types import EMBEDDER_NAMES, EVAL_STRATEGIES
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("eval", help="evaluate retrieval on a BEIR folder or a question set")
@@ -16,7 +18,7 @@ def register(subparsers) -> None:
     beir.add_argument("--retriever", choices=("bm25", "dense", "hybrid"), default="bm25")
     beir.add_argument("--k", type=int, default=10, help="cut-off for nDCG, Recall and MRR (Recall@100 is always given)")
     beir.add_argument("--split", default="test", help="qrels file name without .tsv (default test)")
-    beir.add_argument("--embedder", choices=("minilm", "hash", "openai"),
+    beir.add_argument("--embedder", choices=EMBEDDER_NAMES,
                       help="embedder of the index (default: hash for bm25, minilm otherwise)")
     beir.add_argument("--fusion", choices=("rrf", "weighted"), default="rrf", help="hybrid fusion (default rrf)")
     beir.add_argument("--rrf-k", type=int, default=60, help="RRF constant (default 60)")
@@ -29,7 +31,7 @@ def register(subparsers) -> None:
     questions.add_argument("--collection", required=True, help="collection (index) name holding the documents")
     questions.add_argument("--config", help="RAGConfig JSON file (default: built-in defaults with the collection's "
                                              "embedder and chunking)")
-    questions.add_argument("--strategy", action="append", choices=("vector", "keyword", "hybrid", "auto", "agent"),
+    questions.add_argument("--strategy", action="append", choices=EVAL_STRATEGIES,
                            help="strategy to evaluate; repeat for several (default: hybrid)")
     questions.add_argument("--per-question", action="store_true", help="include every question's record")
     questions.add_argument("--json", action="store_true", help="print one JSON object")

@@ -7,14 +7,14 @@ import sys
 import time
 from pathlib import Path
 
-EMBEDDERS = ("minilm", "hash", "openai")
+from rag_core.types import EMBEDDER_NAMES
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("ingest", help="load files or folders and index them into a collection")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")
     parser.add_argument("--collection", required=True, help="index (Chroma collection) name, created when missing")
-    parser.add_argument("--embedder", choices=EMBEDDERS,
+    parser.add_argument("--embedder", choices=EMBEDDER_NAMES,
                         help="embedder (default: the collection's own, or minilm for a new collection)")
     parser.add_argument("--max-tokens", type=int, help="chunk max tokens (default: the collection's own, or 512)")
     parser.add_argument("--force", action="store_true", help="re-index documents that are already indexed")

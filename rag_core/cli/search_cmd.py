@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import argparse
 
-EMBEDDERS = ("minilm", "hash", "openai")
-STRATEGIES = ("auto", "vector", "keyword", "hybrid")
+from rag_core.types import EMBEDDER_NAMES, GRANULARITIES, RETRIEVAL_STRATEGIES
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("search", help="search a collection (dynamic retrieval, traced)")
     parser.add_argument("query", help="what to look for")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="auto", help="retrieval strategy (default: auto)")
+    parser.add_argument("--strategy", choices=RETRIEVAL_STRATEGIES, default="auto",
+                        help="retrieval strategy (default: auto)")
     parser.add_argument("--k", type=int, help="initial k (default 3); dynamic retrieval may widen it up to max k")
     parser.add_argument("--max-k", type=int, help="largest k dynamic retrieval may reach (default 20)")
-    parser.add_argument("--granularity", choices=("paragraph", "section", "document", "row", "any"),
+    parser.add_argument("--granularity", choices=(*sorted(GRANULARITIES, key=lambda g: g != "paragraph"), "any"),
                         help="granularity searched first (default paragraph)")
     parser.add_argument("--min-confidence", type=float, help="confidence that stops widening (default 0.7)")
     parser.add_argument("--budget", type=int, help="token budget of the formatted context (default 4000)")
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
                         help="chunk id already retrieved (repeatable): not returned again")
     parser.add_argument("--previous", action="append", default=[], metavar="QUERY",
                         help="an earlier query of the same conversation (repeatable, oldest first)")
-    parser.add_argument("--embedder", choices=EMBEDDERS,
+    parser.add_argument("--embedder", choices=EMBEDDER_NAMES,
                         help="embedder (default: the collection's own; must match it)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (hits, context, trace)")
     parser.set_defaults(func=run)
@@ -56,20 +56,19 @@ def _check(overrides: dict) -> None:
     from pydantic import ValidationError
 
     from rag_core.config import RetrievalConfig
+    from rag_core.errors import field_problems, stated_problem
 
     try:
         RetrievalConfig.model_validate({**RetrievalConfig().model_dump(), **overrides})
     except ValidationError as e:
-        problems = "; ".join(f"{FLAGS.get(str(err['loc'][0]) if err['loc'] else '', 'options')}: "
-                             f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
-        raise ValueError(problems) from e
+        raise ValueError(field_problems(e, unnamed="options", labels=FLAGS, problem=stated_problem)) from e
 
 
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RetrievalConfig, get_settings
     from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import open_collection
+    from rag_core.services import open_collection, open_llm
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
@@ -79,11 +78,7 @@ def run(args: argparse.Namespace) -> int:
     _check(overrides)
     settings = get_settings()
     index = open_collection(args.collection, settings, embedder=args.embedder)
-    llm = None
-    if settings.llm_configured and args.strategy == "auto":
-        from rag_core.llm import LLMClient
-
-        llm = LLMClient(settings)
+    llm = open_llm(settings) if args.strategy == "auto" else None
     retriever = Retriever(index, RetrievalConfig(), settings=settings, llm=llm)
     result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
                                 overrides=overrides)

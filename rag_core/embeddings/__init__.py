@@ -8,11 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_core.config import Settings
-from rag_core.embeddings.base import EMBEDDER_NAMES, Embedder, l2_normalize
+from rag_core.embeddings.base import Embedder, l2_normalize
 from rag_core.embeddings.cache import CachedEmbedder
 from rag_core.embeddings.hashing import HashingEmbedder
 from rag_core.embeddings.minilm import MiniLMEmbedder
 from rag_core.errors import EmbeddingError
+from rag_core.types import EMBEDDER_NAMES
 
 __all__ = [
     "EMBEDDER_NAMES",

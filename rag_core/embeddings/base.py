@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 Progress = Callable[[int, int], None]
-
-EMBEDDER_NAMES: tuple[str, ...] = ("minilm", "hash", "openai")
 
 
 @runtime_checkable
@@ -43,7 +42,23 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return checked
 
 
-def check_query(text: str) -> str:
+def documents_checked(embed_documents: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """The shared opening of every ``embed_documents``: ``texts`` checked (``check_texts``); no text at all
+    returns an empty ``(0, dim)`` matrix at once, with ``progress(0, 0)``."""
+
+    @functools.wraps(embed_documents)
+    def checked(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = check_texts(texts)
+        if not texts:
+            report(progress, 0, 0)
+            return empty_matrix(self.dim)
+        return embed_documents(self, texts, progress)
+
+    return checked
+
+
+def check_query_text(text: str) -> str:
+    """``text`` when it is a str (the embedders' type check; ``retrieval.check_query`` checks a query's words)."""
     if not isinstance(text, str):
         raise ValueError(f"the query is {type(text).__name__}, expected str")
     return text

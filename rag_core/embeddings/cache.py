@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
-from rag_core.embeddings.base import Embedder, Progress, check_query, check_texts, empty_matrix, report
+from rag_core.embeddings.base import (
+    Embedder,
+    Progress,
+    check_query_text,
+    documents_checked,
+    report,
+)
 from rag_core.errors import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -156,12 +162,9 @@ class CachedEmbedder:
             self.hits += hits
             self.misses += misses
 
+    @documents_checked
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = check_texts(texts)
         total = len(texts)
-        if not total:
-            report(progress, 0, 0)
-            return empty_matrix(self.dim)
         keys = [text_key(text) for text in texts]
         found = self._lookup(list(dict.fromkeys(keys)))
         # Distinct texts still to embed, in first-seen order.
@@ -191,7 +194,7 @@ class CachedEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        key = text_key(check_query(text))
+        key = text_key(check_query_text(text))
         cached = self._lookup([key]).get(key)
         if cached is not None:
             self._count(1, 0)

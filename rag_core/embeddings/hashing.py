@@ -15,7 +15,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from rag_core.embeddings.base import Progress, check_query, check_texts, empty_matrix, l2_normalize, report
+from rag_core.embeddings.base import (
+    Progress,
+    check_query_text,
+    documents_checked,
+    l2_normalize,
+    report,
+)
 
 WORD_PATTERN = re.compile(r"\w+", re.UNICODE)
 CHAR_NGRAM_SIZES = (3, 4)
@@ -73,12 +79,9 @@ class HashingEmbedder:
         vector += CHAR_WEIGHT * self._family(np.concatenate([self._char_codes(word) for word in words]))
         return vector.astype(np.float32)
 
+    @documents_checked
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = check_texts(texts)
         total = len(texts)
-        if not total:
-            report(progress, 0, 0)
-            return empty_matrix(self.dim)
         out = np.empty((total, self.dim), dtype=np.float32)
         for start in range(0, total, BATCH_SIZE):
             stop = min(start + BATCH_SIZE, total)
@@ -88,7 +91,7 @@ class HashingEmbedder:
         return l2_normalize(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return l2_normalize(self._vector(check_query(text)))
+        return l2_normalize(self._vector(check_query_text(text)))
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dim={self.dim})"

@@ -24,7 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_core.embeddings.base import Progress, check_query, check_texts, empty_matrix, l2_normalize, report
+from rag_core.embeddings.base import (
+    Progress,
+    check_query_text,
+    documents_checked,
+    l2_normalize,
+    report,
+)
 from rag_core.errors import EmbeddingError
 
 MODEL_ID = "minilm-l6-v2"
@@ -338,12 +344,9 @@ class MiniLMEmbedder:
             mask[row, : len(row_ids)] = 1
         return self.model.forward(ids, mask)
 
+    @documents_checked
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = check_texts(texts)
         total = len(texts)
-        if not total:
-            report(progress, 0, 0)
-            return empty_matrix(self.dim)
         token_ids = self.model.tokenize(texts)
         planned = plan_batches([len(ids) for ids in token_ids], self.batch_tokens)
         out = np.empty((total, self.dim), dtype=np.float32)
@@ -365,7 +368,7 @@ class MiniLMEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([check_query(text)])[0]
+        return self.embed_documents([check_query_text(text)])[0]
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(threads={self.threads})"

@@ -15,7 +15,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from rag_core.config import Settings
-from rag_core.embeddings.base import Progress, batches, check_query, check_texts, empty_matrix, l2_normalize, report
+from rag_core.embeddings.base import (
+    Progress,
+    batches,
+    check_query_text,
+    documents_checked,
+    l2_normalize,
+    report,
+)
 from rag_core.errors import EmbeddingError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -158,12 +165,9 @@ class OpenAIEmbedder:
             what = f"kept failing with a server error ({getattr(error, 'status_code', '5xx')})"
         return f"the embeddings endpoint {self.base_url} {what} after {attempts} attempts; check RAG_EMBED_BASE_URL"
 
+    @documents_checked
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = check_texts(texts)
         total = len(texts)
-        if not total:
-            report(progress, 0, 0)
-            return empty_matrix(self.dim)
         parts = []
         done = 0
         for batch in batches(texts, self.batch_size):
@@ -184,7 +188,7 @@ class OpenAIEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([check_query(text)])[0]
+        return self.embed_documents([check_query_text(text)])[0]
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r})"

@@ -20,9 +20,9 @@ from typing import Any
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, ranked_targets
-from rag_core.types import Chunk, Document
+from rag_core.types import EVAL_STRATEGIES, Chunk, Document
 
-STRATEGIES = ("vector", "keyword", "hybrid", "auto", "agent")
+STRATEGIES = EVAL_STRATEGIES
 KS = (1, 3, 5, 10)
 QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10")
 Progress = Callable[[int, int, str], None]
@@ -302,45 +302,11 @@ def default_execute(question: str, strategy: str, config: RAGConfig, index, sett
 
 
 def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> Outcome:
-    from rag_core.agent import run_agent
+    from rag_core.agent import ask
 
-    steps = 0
-    result = None
-    generator = run_agent(question, index, config, settings)
-    while True:
-        try:
-            item = next(generator)
-        except StopIteration as stop:
-            result = stop.value if stop.value is not None else result
-            break
-        if hasattr(item, "answer") and hasattr(item, "citations"):
-            result = item
-        else:
-            steps += 1
-    if result is None:
-        raise RuntimeError("the agent finished without a result")
-    hits = agent_context_hits(result)
-    ranked = [(hit.chunk, getattr(hit, "source_name", "")) for hit in hits]
-    tokens = sum(hit.chunk.tokens for hit in hits)
-    context = getattr(result, "context", None)
-    if isinstance(context, dict) and "tokens" in context:
-        tokens = int(context["tokens"])
-    elif context is not None and hasattr(context, "tokens"):
-        tokens = int(context.tokens)
-    trace = result.to_dict() if hasattr(result, "to_dict") else {}
-    citations = set(getattr(result, "citations", []) or [])
+    result = ask(question, index, config, settings)
+    ranked = [(hit.chunk, hit.source_name) for hit in result.context_hits]  # the context the answer is drawn from
+    citations = set(result.citations)
     cited = [(chunk, source) for chunk, source in ranked if chunk.id in citations]
-    return Outcome(ranked=ranked, context_tokens=tokens, steps=len(getattr(result, "steps", [])) or steps,
-                   trace=trace, route="agent", answer=str(getattr(result, "answer", "")), cited=cited,
-                   grounded=bool(getattr(result, "grounded", bool(citations))))
-
-
-def agent_context_hits(result) -> list:
-    """The hits the agent's final context holds, in order (the agent's answer is drawn from these)."""
-    for name in ("context_hits", "hits"):
-        hits = getattr(result, name, None)
-        if hits:
-            return list(hits)
-    context = getattr(result, "context", None)
-    hits = getattr(context, "hits", None)
-    return list(hits) if hits else []
+    return Outcome(ranked=ranked, context_tokens=result.context_tokens, steps=len(result.steps),
+                   trace=result.to_dict(), route="agent", answer=result.answer, cited=cited, grounded=result.grounded)

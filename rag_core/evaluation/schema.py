@@ -12,8 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, ValidationInfo, model_validator
 
+from rag_core.errors import field_problems
 from rag_core.evaluation.questions import INTENTS, Question, QuestionSet
 from rag_core.evaluation.runner import STRATEGIES, EvalRun
+from rag_core.types import EvalStrategy
 
 # Generous on purpose: a run this app stored must always load again; the bundle's 200 MB cap bounds the total.
 MAX_TEXT = 100_000  # characters of a question, an answer, a note, an error
@@ -22,7 +24,6 @@ MAX_TRACE_ITEMS = 200_000  # entries of one record's trace, counted over all its
 ShortText = Annotated[str, StringConstraints(max_length=300)]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$")]  # Rust regex: "$" is the end
-Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
 Intent = Literal[INTENTS]  # type: ignore[valid-type]
 
 
@@ -78,7 +79,7 @@ class RecordModel(_Strict):
     question: Text
     intent: Intent | None = None
     config: ShortText
-    strategy: Strategy
+    strategy: EvalStrategy
     latency_ms: float = Field(ge=0)
     metrics: dict[ShortText, Annotated[float, Field(ge=0, le=1)]] = Field(max_length=50)
     context_tokens: int = Field(ge=0)
@@ -101,7 +102,7 @@ class RunModel(_Strict):
     created: ShortText
     question_set: QuestionSetModel
     configs: list[dict[str, Any]] = Field(default_factory=list)
-    strategies: list[Strategy] = Field(min_length=1, max_length=len(STRATEGIES))
+    strategies: list[EvalStrategy] = Field(min_length=1, max_length=len(STRATEGIES))
     records: list[RecordModel] = Field(default_factory=list)
     status: Literal["running", "complete", "cancelled", "failed"]
     elapsed_s: float = Field(0.0, ge=0)
@@ -130,9 +131,7 @@ class RunModel(_Strict):
 
 def validation_text(error: ValidationError, limit: int = 5) -> str:
     """``field.path: problem`` for the first few errors, without echoing the (untrusted) input."""
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in error.errors()[:limit]]
-    more = error.error_count() - limit
-    return "; ".join(parts) + (f"; and {more} more problem(s)" if more > 0 else "")
+    return field_problems(error, limit=limit)
 
 
 def parse_run(data: Any, what: str = "evaluation run", complete: bool = False) -> EvalRun:

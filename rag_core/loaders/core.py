@@ -251,6 +251,7 @@ def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None, progre
 
 
 def samples_dir() -> Path:
+    """The shipped ``samples/`` folder (example documents and the golden question set)."""
     return Path(rag_core.__file__).resolve().parent.parent / "samples"
 
 

@@ -28,6 +28,7 @@ from rag_core.retrieval.router import Route, route_query
 from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.retrieval.trace import DroppedHit, IterationTrace, RetrievalResult
 from rag_core.retrieval.web import web_search
+from rag_core.search_index import SearchIndex
 from rag_core.stores.hot import chunk_allowed
 from rag_core.types import Chunk, Hit
 
@@ -86,12 +87,12 @@ def _relax(plan: _Plan, sections_ranked: bool = False) -> tuple[_Plan, str] | No
 class Retriever:
     """Confidence-gated retrieval over an index (see the module docstring)."""
 
-    def __init__(self, index, config: RetrievalConfig, settings: Settings | None = None, llm=None):
+    def __init__(self, index: SearchIndex, config: RetrievalConfig, settings: Settings | None = None, llm=None):
         self.index = index
         self.config = config
         self.settings = settings
         self.llm = llm
-        self.embedder_id = str(getattr(getattr(index, "embedder", None), "id", "") or "")
+        self.embedder_id = str(index.embedder.id)
 
     # --- configuration ------------------------------------------------------------------------------
     def effective_config(self, overrides: dict | None = None) -> RetrievalConfig:
@@ -110,7 +111,7 @@ class Retriever:
     # --- one search ----------------------------------------------------------------------------------
     def source_name(self, chunk: Chunk) -> str:
         name = chunk.metadata.get("source_name") if chunk.metadata else None
-        if not name and hasattr(self.index, "doc_name"):
+        if not name:
             name = self.index.doc_name(chunk.doc_id)
         return name or chunk.doc_id
 
@@ -262,8 +263,8 @@ class Retriever:
         if not iterations:
             iterations = self._gated(strategy, strategy_reason, search_query, config, intent.chunk_types, exclude)
         hits = iterations[-1].hits
-        previous = list(self.index.get_many(exclude)) if exclude and hasattr(self.index, "get_many") else []
-        embed = getattr(self.index, "embed_texts", None)
+        previous = list(self.index.get_many(exclude)) if exclude else []
+        embed = self.index.embed_texts
         kept, report = dedup_hits(hits, embed, config.dedup_threshold, previous=previous) if hits else (
             [], DedupReport(threshold=config.dedup_threshold))
         context = format_context(kept, budget=config.token_budget)

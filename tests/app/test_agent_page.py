@@ -337,3 +337,19 @@ def test_model_answer_fetches_no_image(indexed, monkeypatch):
     assert not at.exception
     shown = _markdown(at)
     assert "![x](" not in shown and "\\[image: x\\] ` https://attacker.example/leak?q=key `" in shown
+
+
+def test_earlier_turns_keep_the_threshold_they_ran_with(indexed):
+    at = _app()
+    at.run()
+    slider = next(s for s in at.slider if s.label == "Min confidence")
+    slider.set_value(0.35).run()
+    at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    slider = next(s for s in at.slider if s.label == "Min confidence")
+    slider.set_value(0.9).run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert {s.threshold for s in result.steps} == {0.35}
+    charts = [c.proto.spec for c in at.get("plotly_chart") if "threshold 0" in c.proto.spec]
+    assert charts and all("threshold 0.35" in spec and "threshold 0.9" not in spec for spec in charts)

@@ -330,3 +330,13 @@ def test_integrity_findings_list_each_span_once():
         {"kind": "sentence_cut", "start": 10, "end": 40, "chunks": 5, "detail": "cut inside a sentence",
          "first chunk": "c0"},
         {"kind": "over_max_tokens", "start": 50, "end": 90, "chunks": 1, "detail": "too long", "first chunk": "c9"}]
+
+
+def test_an_empty_explorer_under_the_app_keeps_the_sidebar(data_dir):
+    """The page ends early (no documents) without stopping the run: app.py still draws the badge after it."""
+    at = studio_app(RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash")))
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("No documents yet" in info.value for info in at.info)
+    assert any("Active config" in caption.value for caption in at.sidebar.caption)

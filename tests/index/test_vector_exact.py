@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from rag_core.chunking.chunker import sample_documents_dir
 from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Filters, Index
-from rag_core.loaders import load_path, sample_paths
+from rag_core.loaders import load_path, sample_paths, samples_dir
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import chunk_allowed
@@ -61,7 +60,7 @@ def test_embedded_vector_search_is_exact_without_chroma_hnsw(data_dir, monkeypat
     names = {d["doc_id"]: d["name"] for d in index.documents()}
     vectors = embed_chunks(chunks, names, embedder.embed_documents, embedder.dim)
     questions = [json.loads(line)["question"] for line in
-                 (sample_documents_dir() / "golden.jsonl").read_text().splitlines() if line.strip()]
+                 (samples_dir() / "golden.jsonl").read_text().splitlines() if line.strip()]
     k = 10
     for granularity, chunk_types in ((["paragraph"], None), (["paragraph", "row"], ["table", "code"]),
                                      (["section"], None), (None, None)):

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_core.agent.loop import Action, AgentRun
 from rag_core.agent.policies.offline import OfflinePolicy
+from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome, untrusted
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.errors import LLMError
@@ -180,7 +180,9 @@ class AnswerOnlyPolicy:
         planned = self.planner.next_action(run)
         if planned.tool != "done":
             return planned
-        return self._write(run, planned)
+        written = self._write(run, planned)
+        written.sub_queries = planned.sub_queries
+        return written
 
     def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None:
         self.planner.observe(run, action, outcome)

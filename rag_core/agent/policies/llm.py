@@ -26,7 +26,7 @@ import re
 from collections import deque
 from typing import Any
 
-from rag_core.agent.loop import Action, AgentRun, SwitchPolicy
+from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.tools import (
     TOOL_NAMES,
     ToolArgumentError,

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from rag_core.agent.answer import extractive_answer
-from rag_core.agent.loop import Action, AgentRun
+from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.text import content_terms, term_coverage
@@ -139,6 +139,8 @@ class OfflinePolicy:
         self.part_best: dict[str, tuple[float, str]] = {}
         self.whole_unsure = False
         self.final_budget: int | None = None
+        # The question's parts (``decompose``), reported on every action for the loop's extractive answer.
+        self.sub_queries: list[str] = []
 
     def begin(self, run: AgentRun) -> None:
         self.tasks.clear()
@@ -150,7 +152,7 @@ class OfflinePolicy:
         if self.final_budget is None:
             self.final_budget = run.context.budget
             run.context.budget = GATHER_FACTOR * self.final_budget
-        run.sub_queries = decompose(run.question)
+        self.sub_queries = decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
             coverage = term_coverage(content_terms(run.question), "\n".join(h.chunk.text for h in held))
@@ -160,17 +162,17 @@ class OfflinePolicy:
                 return
         self.skip_reason = None
         already = {q.lower() for q in run.queries}
-        split = len(run.sub_queries) > 1
+        split = len(self.sub_queries) > 1
         kind = "comparison" if _PAIR.search(run.question) else "multi-part"
         plain = {"granularity": "paragraph", "strategy": "hybrid", "widen": False}
         if split and run.question.lower() not in already:
             self.tasks.append(_Task("search", {"query": run.question, **plain, "max_results": FIRST_RESULTS},
                                     f"{kind} question: search it whole first at paragraph granularity (hybrid, any "
                                     "content type), then each part", run.question, kind="whole"))
-        for number, sub in enumerate(run.sub_queries, start=1):
+        for number, sub in enumerate(self.sub_queries, start=1):
             if sub.lower() in already:
                 continue
-            why = f"sub-query {number} of {len(run.sub_queries)} ({kind} question)" if split else "search the question"
+            why = f"sub-query {number} of {len(self.sub_queries)} ({kind} question)" if split else "search the question"
             if kind == "comparison" and split:
                 # The sides of a comparison are often rows of the same table; the retriever widens to paragraphs
                 # when no row answers with confidence.
@@ -199,12 +201,12 @@ class OfflinePolicy:
                 self.answered.add(task.sub_query)
                 self.skipped.append(task.sub_query)
                 continue
-            run.current_query = task.sub_query
             self.current = task
-            return Action(task.tool, task.args, task.reason)
+            return Action(task.tool, task.args, task.reason, focus_query=task.sub_query,
+                          sub_queries=list(self.sub_queries))
         if self.tasks:
             return self._done(run, f"one step left of {run.max_steps}: answer from what was found")
-        unanswered = [q for q in run.sub_queries if q not in self.answered]
+        unanswered = [q for q in self.sub_queries if q not in self.answered]
         if unanswered:
             return self._done(run, "searches exhausted; some parts stayed below the confidence threshold: "
                                    + "; ".join(unanswered))
@@ -218,7 +220,7 @@ class OfflinePolicy:
         if task is None or not outcome.ok:
             return
         # The plain first search of the whole question is the most trusted list; follow-ups count less.
-        trusted = task.kind == "whole" or (task.kind == "first" and len(run.sub_queries) == 1)
+        trusted = task.kind == "whole" or (task.kind == "first" and len(self.sub_queries) == 1)
         self._rank(outcome, 1.0 if trusted else FOLLOW_UP_WEIGHT)
         if action.tool != "search":
             return
@@ -229,7 +231,7 @@ class OfflinePolicy:
         if task.kind == "whole":
             self.whole_unsure = confidence < run.threshold
             return  # follow-ups are planned per part
-        if len(run.sub_queries) > 1 and sub in run.sub_queries:
+        if len(self.sub_queries) > 1 and sub in self.sub_queries:
             for rank, hit in enumerate(outcome.hits, start=1):
                 score = hit.confidence / (RRF_K + rank)
                 if score > self.part_best.get(sub, (0.0, ""))[0]:
@@ -249,7 +251,7 @@ class OfflinePolicy:
                 follow.append(_Task("search", {"query": sub, "granularity": "section",
                                                "max_results": CONTEXT_RESULTS},
                                     f"{low}: search at section granularity for context", sub, kind="context"))
-        elif task.kind in ("precise", "context") and unsure and sub in run.sub_queries and sub not in self.answered \
+        elif task.kind in ("precise", "context") and unsure and sub in self.sub_queries and sub not in self.answered \
                 and not any(t.kind == "retry" and t.sub_query == sub for t in self.tasks):
             follow.append(self._retry(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
         self.tasks.extend(follow)
@@ -300,10 +302,10 @@ class OfflinePolicy:
         brought in: the holder of the part's best search hit, and the held chunk with the most of the part's terms
         (then the highest relevance).
         """
-        if len(run.sub_queries) < 2:
+        if len(self.sub_queries) < 2:
             return []
         tops: list[str] = []
-        for sub in run.sub_queries:
+        for sub in self.sub_queries:
             candidates = []
             if sub in self.part_best:
                 doc_id, start, end = self.spans.get(self.part_best[sub][1], ("", 0, 0))
@@ -369,5 +371,6 @@ class OfflinePolicy:
                            f"{sum(t['tokens'] for t in trimmed)} tokens left out)")
         elif run.context.tokens > run.context.budget:
             run.context.select(run.context.ids, run.context.budget)
-        answer = extractive_answer(run.question, run.context.hits, run.sub_queries)
-        return Action("done", {"answer": answer.text, "citations": answer.citations}, reason)
+        answer = extractive_answer(run.question, run.context.hits, self.sub_queries)
+        return Action("done", {"answer": answer.text, "citations": answer.citations}, reason,
+                      sub_queries=list(self.sub_queries))

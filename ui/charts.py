@@ -1,4 +1,4 @@
-"""Tables and plotly figures of evaluation runs (no Streamlit here: the Evaluate page only draws them)."""
+"""Tables and plotly figures of evaluation runs, drawn by the Evaluate and Home pages (``ui/runs.py`` caches them)."""
 
 from __future__ import annotations
 
