@@ -73,6 +73,10 @@ class _CommitConflict(IndexError_):
     """Another writer claimed the generation this write was about to commit."""
 
 
+class _IndexGone(IndexError_):
+    """The index was deleted on the Chroma server (through another instance)."""
+
+
 # Attempts of a write whose commit another writer pre-empted (only when a lease expired under a slow writer).
 COMMIT_ATTEMPTS = 3
 
@@ -232,6 +236,7 @@ class Index(Navigation):
         self.name = name
         self._catalog = catalog  # with a Chroma server: the index's records there (the side store is a cache)
         self._checked_at = time.monotonic()
+        self._gone = False  # deleted on the server through another instance
         self.settings = settings
         self.embedder = embedder
         self.chunking = chunking
@@ -394,10 +399,12 @@ class Index(Navigation):
         if manifest is None:
             head = catalog.head()
             if head is None:
-                raise IndexError_(f"index {self.name!r} no longer exists on {describe(self.settings)} (deleted "
-                                  "through another instance)")
+                raise _IndexGone(f"index {self.name!r} no longer exists on {describe(self.settings)} (deleted "
+                                 "through another instance); open or create it again")
             if snapshot.manifest.get("uid") == head[1] and snapshot.generation == head[0]:
                 return snapshot
+            if snapshot.manifest.get("uid") not in (None, head[1]):
+                self._reborn(catalog.read_manifest(head[0]) or {})
             manifest = catalog.read_manifest(head[0])
             if manifest is None:  # pruned between the two reads: a newer one exists
                 return self._pull(None, locked, wait)
@@ -466,15 +473,28 @@ class Index(Navigation):
         self._side.remove_unreferenced(local)
         return self._snapshot
 
+    def _reborn(self, manifest: dict[str, Any]) -> None:
+        """The index was deleted and created again (a new uid): reconnect to its new collection if it is built
+        like this one, else refuse like ``Index.open`` would."""
+        if manifest:
+            _built_with(self.name, manifest, str(self.embedder.id), int(self.embedder.dim), self.chunking)
+        self._store = ChromaVectorStore(client(self.settings), self.name, self._store_metadata, describe(self.settings))
+        self._exact = None
+
     def _check_server(self) -> None:
         """At most every ``RAG_SYNC_S`` seconds: pull what another instance committed (a server that does not
-        answer leaves the cache answering; vector search reports the server itself)."""
+        answer leaves the cache answering; vector search reports the server itself). An index deleted on the
+        server raises until it is created again."""
         now = time.monotonic()
-        if now - self._checked_at < self.settings.sync_s:
+        if now - self._checked_at < self.settings.sync_s and not self._gone:
             return
         self._checked_at = now
         try:
             self._pull()
+            self._gone = False
+        except _IndexGone:
+            self._gone = True
+            raise
         except IndexError_ as e:
             log.warning("index %r answers from its local cache: %s", self.name, e)
 

@@ -116,6 +116,15 @@ def test_another_instance_sees_writes_and_deletion_of_the_index(server_settings,
     listed = {row["name"]: row for row in list_collections(server_settings.model_copy(update={"data_dir": tmp_path}))}
     assert listed[collection_name]["chunks"] == 7 == listed[collection_name]["vectors"]
     assert "studio-meta" not in listed
+    from rag_core.index import delete_collection
+
+    assert delete_collection(collection_name, server_settings.model_copy(update={"data_dir": tmp_path / "b"}))
+    with pytest.raises(IndexError_, match=r"no longer exists .*\(deleted through another instance\)"):
+        a.keyword_search("tokens", 1)
+    again = _open(server_settings, collection_name, embedder, fake_chunker, data_dir=tmp_path / "b")
+    again.ingest([billing_doc])  # created again: A reconnects to the new collection and serves it
+    assert [c.doc_id for c, _ in a.vector_search("invoices emailed", 1)] == [billing_doc.id]
+    assert a.keyword_search("tokens signed", 1) == []
 
 
 def test_configurations_and_runs_are_shared(server_settings, tmp_path):
