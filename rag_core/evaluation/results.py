@@ -131,9 +131,11 @@ class ResultsStore:
             rows = []
             for run_id, summary, _ in self._runs.summaries():
                 try:
-                    rows.append(_headline(json.loads(summary), run_id))
+                    row = json.loads(summary)  # the headline saved beside the run (see ``save``)
                 except ValueError:
                     continue
+                if isinstance(row, dict) and set(row) >= {"created", "question_set", "configs", "status"}:
+                    rows.append({**row, "id": run_id})
             return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
         if not self.runs_dir.is_dir():
             return []
