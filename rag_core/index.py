@@ -199,6 +199,41 @@ def _same_version(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("uid") is not None and a.get("uid") == b.get("uid") and a.get("generation") == b.get("generation")
 
 
+def _plan(old: _Snapshot, documents: dict[str, Any], entries: list[tuple[Document, list[Chunk]]],
+          remove_doc_ids: list[str], report: IngestReport, replace_same_name: bool,
+          ) -> tuple[set[str], list[Chunk], list[str], list[str]]:
+    """What a write changes on top of ``old``: the documents it replaces or removes, its chunks, the chunk ids that
+    become stale and those that are new (both modes; ``report`` gets added/replaced)."""
+    replaced = set(remove_doc_ids)
+    for doc, _ in entries:
+        if doc.id in documents:
+            replaced.add(doc.id)
+            report.replaced.append(doc.id)
+        else:
+            report.added.append(doc.id)
+        if replace_same_name:
+            replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
+    new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
+    new_ids = [c.id for c in new_chunks]
+    if len(set(new_ids)) != len(new_ids):
+        raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
+    new_id_set = set(new_ids)
+    stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
+    fresh = [i for i in new_ids if i not in old.chunks]
+    return replaced, new_chunks, stale, fresh
+
+
+def _entry(doc: Document, doc_chunks: list[Chunk], now: str, contextual: bool) -> dict[str, Any]:
+    """A document's manifest entry (both modes; embedded adds its segment ``file``, the server its chunk ``ids``)."""
+    counts: dict[str, int] = {}
+    for chunk in doc_chunks:
+        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
+    entry = {"name": doc.name, "updated": now, "chunks": counts, "doc_type": doc.doc_type, "size": doc.size}
+    if not contextual:
+        entry["contextual"] = False
+    return entry
+
+
 def _discard_new(side: SideStore, existed: bool) -> None:
     """Remove the files ``Index.open`` just created for an index it could not open (nothing was ingested)."""
     with side.write_lock():
@@ -664,22 +699,8 @@ class Index(Navigation):
         with self._lock, self._side.write_lock():
             old = self._current()
             documents = dict(old.manifest.get("documents", {}))
-            replaced = set(remove_doc_ids)
-            for doc, _ in entries:
-                if doc.id in documents:
-                    replaced.add(doc.id)
-                    report.replaced.append(doc.id)
-                else:
-                    report.added.append(doc.id)
-                if replace_same_name:
-                    replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
-            new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
-            new_ids = [c.id for c in new_chunks]
-            if len(set(new_ids)) != len(new_ids):
-                raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
-            new_id_set = set(new_ids)
-            stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
-            fresh = [i for i in new_ids if i not in old.chunks]
+            replaced, new_chunks, stale, fresh = _plan(old, documents, entries, remove_doc_ids, report,
+                                                       replace_same_name)
             self._side.write_pending(fresh, stale)
             try:
                 self._upsert(entries, new_chunks, progress, report, contextual)
@@ -689,13 +710,8 @@ class Index(Navigation):
                     documents.pop(doc_id, None)
                 file_name = self._side.write_segment(generation, new_chunks) if entries else ""
                 for doc, doc_chunks in entries:
-                    counts: dict[str, int] = {}
-                    for chunk in doc_chunks:
-                        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
-                    documents[doc.id] = {"name": doc.name, "file": file_name, "updated": now, "chunks": counts,
-                                         "doc_type": doc.doc_type, "size": doc.size}
-                    if not contextual:
-                        documents[doc.id]["contextual"] = False
+                    entry = _entry(doc, doc_chunks, now, contextual)
+                    documents[doc.id] = {"name": entry.pop("name"), "file": file_name, **entry}  # the order as before
                 chunks = {i: c for i, c in old.chunks.items() if c.doc_id not in replaced}
                 chunks.update((c.id, c) for c in new_chunks)
                 keyword = KeywordIndex.build(chunks, _names(documents))
@@ -731,22 +747,8 @@ class Index(Navigation):
             old = self._pull(locked=True)
             self._sweep(old, owner)
             documents = {d: dict(e) for d, e in old.manifest.get("documents", {}).items()}
-            replaced = set(remove_doc_ids)
-            for doc, _ in entries:
-                if doc.id in documents:
-                    replaced.add(doc.id)
-                    report.replaced.append(doc.id)
-                else:
-                    report.added.append(doc.id)
-                if replace_same_name:
-                    replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
-            new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
-            new_ids = [c.id for c in new_chunks]
-            if len(set(new_ids)) != len(new_ids):
-                raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
-            new_id_set = set(new_ids)
-            stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
-            fresh = [i for i in new_ids if i not in old.chunks]
+            replaced, new_chunks, stale, fresh = _plan(old, documents, entries, remove_doc_ids, report,
+                                                       replace_same_name)
             catalog.write_pending(owner, fresh)
             self._side.write_pending(fresh, stale)
             generation = old.generation + 1
@@ -757,13 +759,7 @@ class Index(Navigation):
                     documents.pop(doc_id, None)
                 ids: dict[str, list[str]] = {}
                 for doc, doc_chunks in entries:
-                    counts: dict[str, int] = {}
-                    for chunk in doc_chunks:
-                        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
-                    documents[doc.id] = {"name": doc.name, "updated": now, "chunks": counts,
-                                         "doc_type": doc.doc_type, "size": doc.size}
-                    if not contextual:
-                        documents[doc.id]["contextual"] = False
+                    documents[doc.id] = _entry(doc, doc_chunks, now, contextual)
                     ids[doc.id] = [c.id for c in doc_chunks]
                 for doc_id in documents:
                     documents[doc_id].pop("file", None)
