@@ -749,7 +749,9 @@ class Index(Navigation):
             documents = {d: dict(e) for d, e in old.manifest.get("documents", {}).items()}
             replaced, new_chunks, stale, fresh = _plan(old, documents, entries, remove_doc_ids, report,
                                                        replace_same_name)
-            catalog.write_pending(owner, fresh)
+            # Swept by the next writer if this one dies: rows of ``fresh`` not committed, rows of ``stale`` no
+            # longer named once committed (a sweep keeps whatever the manifest of its time names).
+            catalog.write_pending(owner, fresh + stale)
             self._side.write_pending(fresh, stale)
             generation = old.generation + 1
             try:
@@ -789,12 +791,15 @@ class Index(Navigation):
                 self._cache(server, kept, keyword)
             except OSError as e:  # committed on the server all the same: the next check rebuilds the cache
                 log.warning("index %r: could not write the local cache of generation %d: %s", self.name, generation, e)
-            self._store.delete(stale)
             report.removed_chunks = len(stale)
-            catalog.delete_sources(d for d in replaced if d not in documents)
-            catalog.clear_pending(owner)
-            self._side.clear_pending()
-            catalog.prune(generation - 2)
+            try:
+                self._store.delete(stale)
+                catalog.delete_sources(d for d in replaced if d not in documents)
+                catalog.clear_pending(owner)
+                self._side.clear_pending()
+                catalog.prune(generation - 2)
+            except IndexError_ as e:  # committed all the same; the next writer sweeps what is left
+                log.warning("index %r: cleanup after generation %d failed: %s", self.name, generation, e)
 
     def _sweep(self, current: _Snapshot, owner: str) -> None:
         """Delete rows of writes that died before committing (their pending records), keeping every row the
