@@ -6,7 +6,10 @@ into it and, for comparison in the same run, into embedded Chroma. Each query is
 Retrieval Lab runs it: query embedding + Chroma vector top-k + BM25 top-k + RRF fusion. Reported: QPS,
 latency p50/p95/p99 and resident memory (client process, and the server's process group) before and after
 each run of ``--queries`` queries. Also: BM25 rebuild time for ``--bm25-chunks`` chunks (bm25s has no
-incremental add). Writes ``bench/results/load.md``.
+incremental add). Two-instance row: two more app processes, each with its own data folder, open the server's
+index and serve the same load at the same time (``RAG_SYNC_S`` checks included); then one instance ingests a
+document while the other keeps searching, and the delay until the other finds it is measured.
+Writes ``bench/results/load.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import argparse
 import gc
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -148,7 +153,87 @@ def bm25_rebuild_seconds(chunks, target: int) -> float:
     return time.perf_counter() - started
 
 
+def _instance_settings(data_dir: str, host: str, port: int):
+    from rag_core.config import Settings
+
+    return Settings(data_dir=Path(data_dir), chroma_host=host, chroma_port=port)
+
+
+def serve_instance(argv: list[str]) -> int:
+    """``instance DATA_DIR HOST PORT COLLECTION EMBEDDER QUERIES CLIENTS K START_AT``: one app instance (this
+    process) opens the shared index, warms up, waits for START_AT (wall clock) and serves the load; prints JSON."""
+    from rag_core.embeddings import get_embedder
+    from rag_core.index import Index
+
+    data_dir, host, port, collection, embedder_name, total, clients, k, start_at = argv
+    settings = _instance_settings(data_dir, host, int(port))
+    embedder = get_embedder(embedder_name, settings, cache_dir=Path(data_dir) / "cache")
+    index = Index.open(collection, settings, embedder, None)
+    _, _, queries = load_scifact(0)
+    for query in queries[:20]:
+        index.keyword_search(query, 1)
+    time.sleep(max(0.0, float(start_at) - time.time()))
+    print(json.dumps(run_load(index, queries, int(total), int(clients), int(k), None)), flush=True)
+    return 0
+
+
+def watch_instance(argv: list[str]) -> int:
+    """``watch DATA_DIR HOST PORT COLLECTION EMBEDDER WORD``: a serving instance that searches for WORD every
+    20 ms and prints (wall clock) when it first finds it."""
+    from rag_core.embeddings import get_embedder
+    from rag_core.index import Index
+
+    data_dir, host, port, collection, embedder_name, word = argv
+    settings = _instance_settings(data_dir, host, int(port))
+    index = Index.open(collection, settings, get_embedder(embedder_name, settings), None)
+    print(json.dumps({"ready": time.time()}), flush=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if index.keyword_search(word, 1):
+            print(json.dumps({"seen": time.time()}), flush=True)
+            return 0
+        time.sleep(0.02)
+    print(json.dumps({"seen": None}), flush=True)
+    return 1
+
+
+def _instance(*args) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "bench.load", *map(str, args)], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, text=True)
+
+
+def two_instances(tmp: Path, server, collection: str, embedder_name: str, total: int, clients: int, k: int,
+                  writer) -> tuple[dict, float]:
+    """Two instance processes serving ``total`` queries each at once; then the refresh delay after an ingest
+    through ``writer`` (a third instance, this process) seen by a serving instance."""
+    start_at = time.time() + 20  # both open, pull the cache and warm up before the clock starts
+    serving = [_instance("instance", tmp / f"instance-{n}", server.host, server.port, collection, embedder_name,
+                         total, clients, k, start_at) for n in ("a", "b")]
+    results = [json.loads(process.communicate(timeout=600)[0].strip().splitlines()[-1]) for process in serving]
+    row = {"mode": "server, 2 instances", "clients": clients, "queries": 2 * total,
+           "qps": sum(r["qps"] for r in results), **{p: max(r[p] for r in results) for p in ("p50", "p95", "p99")},
+           "client_rss": sum(r["client_rss"] for r in results),
+           "client_rss_after": sum(r["client_rss_after"] for r in results), "server_rss": 0.0,
+           "server_rss_after": 0.0}
+    from rag_core.types import Document
+
+    watcher = _instance("watch", tmp / "instance-a", server.host, server.port, collection, embedder_name,
+                        "quokkafresh")
+    assert "ready" in watcher.stdout.readline()
+    text = "Quokkafresh marsupials were counted on the island."
+    writer.ingest([Document("refresh0000000001", "refresh.md", "text", len(text), "", text)])
+    committed = time.time()
+    seen = json.loads(watcher.communicate(timeout=180)[0].strip().splitlines()[-1])["seen"]
+    return row, (seen - committed) if seen else float("nan")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "instance":
+        return serve_instance(argv[1:])
+    if argv and argv[0] == "watch":
+        return watch_instance(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=2000, help="SciFact abstracts to index (default 2000)")
     parser.add_argument("--queries", type=int, default=1000, help="queries per run (default 1000)")
@@ -181,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"mode": "server (repeat)",
                          **run_load(index, queries, args.queries, max(clients), args.k, server.process.pid)})
             print(rows[-1], flush=True)
+            two, refresh_s = two_instances(Path(tmp), server, "load-server", args.embedder, args.queries,
+                                           max(clients), args.k, index)
+            rows.append(two)
+            print(rows[-1], f"refresh delay {refresh_s:.2f} s", flush=True)
             # And once more under tracemalloc (not timed): Python-heap growth would be a leak in our code.
             tracemalloc.start()
             run_load(index, queries, args.queries, max(clients), args.k, None)
@@ -207,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         on_server = r["mode"].startswith("server")
         server_mem = f"{r['server_rss']:.0f} → {r['server_rss_after']:.0f}" if on_server else "—"
         ratio = r["qps"] / qps[("embedded", r["clients"])] if ("embedded", r["clients"]) in qps else float("nan")
+        if r["mode"] == "server, 2 instances":
+            server_mem = "—"
         lines.append(
             f"| {r['mode']} | {r['clients']} | {r['qps']:.0f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['p99']:.1f} "
             f"| {r['client_rss']:.0f} → {r['client_rss_after']:.0f} | {server_mem} | {ratio:.2f}× |"
@@ -216,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
         f"Ingest (add_chunks, embedding included): server {ingest['server']:.0f} chunks/s, "
         f"embedded {ingest['embedded']:.0f} chunks/s.",
         f"BM25 rebuild (bm25s, stemmed, stop words) over {args.bm25_chunks:,} sentence chunks: {bm25_s:.1f} s.",
+        f"Two instances (\"server, 2 instances\"): two more processes, each with its own data folder, open the "
+        f"server's index (their caches pulled from it) and serve {args.queries} queries each at the same time, "
+        f"{max(clients)} client threads apiece; QPS is their sum, latencies the worse of the two, client RSS the sum. "
+        f"Refresh delay: one instance ingested a document and another, searching every 20 ms, found it "
+        f"{refresh_s:.2f} s after the ingest returned (RAG_SYNC_S={Settings().sync_s:g}).",
         f"Python heap still held after a third run of {args.queries} queries at {max(clients)} clients "
         f"(tracemalloc, gc'd): {python_growth_kb:.0f} KB. The client RSS growth is native and comes with new "
         "client threads: the embedding cache opens one SQLite connection per thread (with one long-lived "

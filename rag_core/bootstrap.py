@@ -19,7 +19,7 @@ def default_config(settings: Settings) -> RAGConfig:
     from rag_core.configstore import ConfigStore
 
     try:
-        return ConfigStore(settings.data_dir).load("default")
+        return ConfigStore.for_settings(settings).load("default")
     except Exception as e:  # a corrupt saved config must not stop the app from starting
         logger.warning("saved default configuration unreadable (%s); using built-in defaults", e)
     return RAGConfig()

@@ -178,8 +178,12 @@ def _bundle_document(data: Any, where: str, max_bytes: int) -> Document:
     return replace(doc, id=document_id(name, raw), name=name, size=len(raw))
 
 
-def import_bundle(bundle: Bundle, data_dir: Path | str | None = None) -> dict[str, Any]:
+def import_bundle(bundle: Bundle, data_dir: Path | str | None = None, *, settings: Settings | None = None,
+                  ) -> dict[str, Any]:
     """Save the bundle's configurations, documents and results locally, all or nothing; returns what was restored.
+
+    With ``settings`` (instead of ``data_dir``), configurations and results go where the deployment keeps them:
+    on the Chroma server when one is configured.
 
     Named (not included) documents must already be in the local document store; a missing one is an error
     naming it, before anything is written. A bundled document whose name and text are already stored is not
@@ -187,10 +191,14 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None) -> dict[st
     """
     from rag_core.documents import DocumentStore
 
-    data_dir = Path(data_dir or get_settings().data_dir)
+    if settings is not None:
+        data_dir = Path(settings.data_dir)
+        configs, results = ConfigStore.for_settings(settings), ResultsStore.for_settings(settings)
+    else:
+        data_dir = Path(data_dir or get_settings().data_dir)
+        configs, results = ConfigStore(data_dir), ResultsStore(data_dir)
     doc_store = DocumentStore(data_dir)
     resolve_documents(bundle, doc_store)
-    configs, results = ConfigStore(data_dir), ResultsStore(data_dir)
     stored = {(d.name, d.text) for d in doc_store.list()}
     new_docs = [doc for doc in bundle.documents if (doc.name, doc.text) not in stored]
     planned = [_import_config(configs, config) for config in bundle.configs]

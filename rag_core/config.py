@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     # Chroma server (client/server mode); empty host means embedded PersistentClient in data_dir.
     chroma_host: str = ""
     chroma_port: int = 8000
+    # With a Chroma server, how often (seconds) an instance asks whether another instance committed to an index it
+    # serves; a change is visible everywhere within this time. Writers hold a lease in the server that expires
+    # when not renewed for ``lease_ttl_s`` (a crashed writer), and wait up to ``lease_wait_s`` for another's.
+    sync_s: float = Field(2.0, ge=0, le=3600)
+    lease_ttl_s: float = Field(60.0, gt=0, le=86_400)
+    lease_wait_s: float = Field(600.0, ge=0, le=86_400)
     # SearxNG-compatible JSON search API for the ``web`` route; empty means not configured.
     web_search_url: str = ""
     max_upload_mb: int = 50

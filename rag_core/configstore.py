@@ -1,5 +1,8 @@
 """Named configurations (``RAGConfig``) saved as JSON under ``<data_dir>/configs/``; export and import.
 
+With a Chroma server (``ConfigStore.for_settings``) they are records on the server instead, so every app
+instance lists the same configurations (see ``rag_core.stores.shared``).
+
 Validation errors from pydantic are turned into one readable line per bad field, e.g.
 ``retrieval.initial_k: must be ≥ 1``, so an invalid imported file says exactly what to fix.
 """
@@ -10,12 +13,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from rag_core.config import RAGConfig
+from rag_core.config import RAGConfig, Settings
 from rag_core.errors import field_problems, readable_problem
+
+if TYPE_CHECKING:
+    from rag_core.stores.shared import SharedRecords
 
 
 def format_validation_error(error: ValidationError) -> str:
@@ -47,10 +53,20 @@ DEFAULT_NAME = "default"
 
 
 class ConfigStore:
-    """Saved configurations, one JSON file per name, written atomically."""
+    """Saved configurations, one JSON file per name, written atomically (or one server record per name)."""
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, shared: SharedRecords | None = None) -> None:
         self.root = Path(data_dir) / "configs"
+        self._shared = shared
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> ConfigStore:
+        """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
+        if not settings.chroma_host:
+            return cls(settings.data_dir)
+        from rag_core.stores.shared import SharedRecords, meta_records
+
+        return cls(settings.data_dir, SharedRecords(meta_records(settings), "config"))
 
     def _path(self, name: str) -> Path:
         if not name or not name.strip(" .") or "/" in name or "\\" in name:
@@ -59,16 +75,24 @@ class ConfigStore:
 
     def list(self) -> list[str]:
         """Saved configuration names, sorted."""
+        if self._shared is not None:
+            return self._shared.keys()
         if not self.root.is_dir():
             return []
         return sorted(p.stem for p in self.root.glob("*.json"))
 
     def exists(self, name: str) -> bool:
-        return self._path(name).is_file()
+        path = self._path(name)
+        if self._shared is not None:
+            return self._shared.get(name) is not None
+        return path.is_file()
 
     def save(self, config: RAGConfig) -> Path:
         """Write ``config`` under its ``name`` (replacing a previous version)."""
         path = self._path(config.name)
+        if self._shared is not None:
+            self._shared.put(config.name, config.model_dump_json(indent=2))
+            return path
         self.root.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
         try:
@@ -83,17 +107,23 @@ class ConfigStore:
     def load(self, name: str) -> RAGConfig:
         """The saved configuration ``name``; ``default`` is the built-in defaults until one is saved under it."""
         path = self._path(name)
-        if not path.is_file() and name == DEFAULT_NAME:
+        text = self._shared.get(name) if self._shared is not None else (
+            path.read_text(encoding="utf-8") if path.is_file() else None)
+        if text is None and name == DEFAULT_NAME:
             return RAGConfig(name=DEFAULT_NAME)
-        if not path.is_file():
+        if text is None:
             raise ValueError(f"no saved configuration named '{name}'; saved: {', '.join(self.list()) or 'none'}")
-        config = parse_config(path.read_text(encoding="utf-8"), source=f"configuration '{name}'")
+        config = parse_config(text, source=f"configuration '{name}'")
         if config.name != name:  # a file renamed by hand: the file name wins
             config = config.model_copy(update={"name": name})
         return config
 
     def delete(self, name: str) -> None:
         path = self._path(name)
+        if self._shared is not None:
+            if not self._shared.delete(name):
+                raise ValueError(f"no saved configuration named '{name}'")
+            return
         if not path.is_file():
             raise ValueError(f"no saved configuration named '{name}'")
         path.unlink()

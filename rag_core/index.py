@@ -9,15 +9,23 @@ open deletes the orphaned vectors. Readers take no lock: they use an immutable s
 Several processes may share one data directory (the app and ``python -m rag_core ingest``): writers exclude
 each other with a file lock and readers reload the side store when another process committed. Embedded
 Chroma keeps its vector index in process memory, so such a reload also reconnects this process to the
-collection (see ``Index._sync_store``). A Chroma server (``RAG_CHROMA_HOST``) is the better fit for many
-processes.
+collection (see ``Index._sync_store``).
+
+With a Chroma server (``RAG_CHROMA_HOST``) the server is the system of record and the side store a cache
+(``rag_core.stores.shared``): each chunk row carries its full JSON, a commit claims the next generation's
+manifest in the server, writers take a lease there, and every instance rebuilds its cache (chunk map, BM25)
+when the server's generation changed, checked on open, before each write and at most every ``RAG_SYNC_S``
+seconds while searching. The same rows-first, manifest-second order keeps a crashed writer's rows invisible.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +43,7 @@ from rag_core.stores.exact import EXACT_MAX_CHUNKS, ExactVectors
 from rag_core.stores.hot import HotTier, chunk_allowed
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.navigation import Navigation
+from rag_core.stores.shared import ServerCatalog, meta_records, new_owner
 from rag_core.stores.sidestore import SideStore
 from rag_core.stores.vector import (
     ChromaVectorStore,
@@ -58,6 +67,18 @@ WRITE_BATCH = 512
 # Per index directory: the manifest stamp this process's Chroma view matches (its own commits, or the last
 # reconnect); a different stamp means another process wrote since.
 _synced_stamps: dict[Path, tuple[int, int] | None] = {}
+
+
+class _CommitConflict(IndexError_):
+    """Another writer claimed the generation this write was about to commit."""
+
+
+class _IndexGone(IndexError_):
+    """The index was deleted on the Chroma server (through another instance)."""
+
+
+# Attempts of a write whose commit another writer pre-empted (only when a lease expired under a slow writer).
+COMMIT_ATTEMPTS = 3
 
 
 def _now() -> str:
@@ -156,6 +177,63 @@ def _doc_order(chunks: Iterable[Chunk]) -> list[Chunk]:
     return sorted(chunks, key=lambda c: (rank.get(c.granularity, 9), c.start, c.position, c.id))
 
 
+def _built_with(name: str, manifest: dict[str, Any], embedder_id: str, dim: int,
+                chunking: ChunkingConfig | None) -> ChunkingConfig:
+    """The index's chunking, after checking that ``embedder_id``/``dim`` and ``chunking`` (if given) are its own."""
+    if manifest["embedder_id"] != embedder_id or int(manifest["dim"]) != dim:
+        raise IndexError_(
+            f"index {name!r} was built with embedder {manifest['embedder_id']} ({manifest['dim']} dims), "
+            f"not {embedder_id} ({dim} dims); open it with that embedder or use another collection"
+        )
+    stored = ChunkingConfig.model_validate(manifest["chunking"])
+    if chunking is not None and chunking != stored:
+        raise IndexError_(
+            f"index {name!r} was built with chunking {stored.model_dump()}, not {chunking.model_dump()}; "
+            "each chunking configuration has its own collection"
+        )
+    return stored
+
+
+def _same_version(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two manifests are the same server version (same index incarnation and generation)."""
+    return a.get("uid") is not None and a.get("uid") == b.get("uid") and a.get("generation") == b.get("generation")
+
+
+def _plan(old: _Snapshot, documents: dict[str, Any], entries: list[tuple[Document, list[Chunk]]],
+          remove_doc_ids: list[str], report: IngestReport, replace_same_name: bool,
+          ) -> tuple[set[str], list[Chunk], list[str], list[str]]:
+    """What a write changes on top of ``old``: the documents it replaces or removes, its chunks, the chunk ids that
+    become stale and those that are new (both modes; ``report`` gets added/replaced)."""
+    replaced = set(remove_doc_ids)
+    for doc, _ in entries:
+        if doc.id in documents:
+            replaced.add(doc.id)
+            report.replaced.append(doc.id)
+        else:
+            report.added.append(doc.id)
+        if replace_same_name:
+            replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
+    new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
+    new_ids = [c.id for c in new_chunks]
+    if len(set(new_ids)) != len(new_ids):
+        raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
+    new_id_set = set(new_ids)
+    stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
+    fresh = [i for i in new_ids if i not in old.chunks]
+    return replaced, new_chunks, stale, fresh
+
+
+def _entry(doc: Document, doc_chunks: list[Chunk], now: str, contextual: bool) -> dict[str, Any]:
+    """A document's manifest entry (both modes; embedded adds its segment ``file``, the server its chunk ``ids``)."""
+    counts: dict[str, int] = {}
+    for chunk in doc_chunks:
+        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
+    entry = {"name": doc.name, "updated": now, "chunks": counts, "doc_type": doc.doc_type, "size": doc.size}
+    if not contextual:
+        entry["contextual"] = False
+    return entry
+
+
 def _discard_new(side: SideStore, existed: bool) -> None:
     """Remove the files ``Index.open`` just created for an index it could not open (nothing was ingested)."""
     with side.write_lock():
@@ -189,8 +267,11 @@ class Index(Navigation):
 
     def __init__(self, name: str, settings: Settings, embedder: Embedder, chunking: ChunkingConfig,
                  store: VectorStore | _PendingStore, side: SideStore,
-                 chunker: Chunker | None, clock: Callable[[], float]):
+                 chunker: Chunker | None, clock: Callable[[], float], catalog: ServerCatalog | None = None):
         self.name = name
+        self._catalog = catalog  # with a Chroma server: the index's records there (the side store is a cache)
+        self._checked_at = time.monotonic()
+        self._gone = False  # deleted on the server through another instance
         self.settings = settings
         self.embedder = embedder
         self.chunking = chunking
@@ -201,7 +282,13 @@ class Index(Navigation):
         self.hot = HotTier(clock)
         self._store_metadata = store.metadata()
         self._exact: tuple[_Snapshot, ExactVectors | None] | None = None  # exact vectors of one snapshot
-        self._snapshot = self._load()
+        try:
+            self._snapshot = self._load()
+        except IndexError_:
+            if catalog is None:
+                raise
+            # A damaged cache: start empty; the caller rebuilds it from the server.
+            self._snapshot = _Snapshot({"documents": {}, "generation": -1}, {}, {}, KeywordIndex({}), None)
         self._sync_store()
 
     # --- opening ------------------------------------------------------------------------------------
@@ -210,6 +297,8 @@ class Index(Navigation):
              chunker: Chunker | None = None, clock: Callable[[], float] = time.monotonic) -> Index:
         """Open (creating when missing) index ``name``; refuses an embedder or chunking it was not built with."""
         check_collection_name(name)
+        if settings.chroma_host:
+            return cls._open_shared(name, settings, embedder, chunking, chunker, clock)
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
         existed = side.root.exists()
         side.ensure()
@@ -227,18 +316,7 @@ class Index(Navigation):
                                     "documents": {}}
                         side.commit(manifest)
                         created = True
-            if manifest["embedder_id"] != embedder_id or int(manifest["dim"]) != dim:
-                raise IndexError_(
-                    f"index {name!r} was built with embedder {manifest['embedder_id']} ({manifest['dim']} dims), "
-                    f"not {embedder_id} ({dim} dims); open it with that embedder or use another collection"
-                )
-            stored = ChunkingConfig.model_validate(manifest["chunking"])
-            if chunking is not None and chunking != stored:
-                raise IndexError_(
-                    f"index {name!r} was built with chunking {stored.model_dump()}, not {chunking.model_dump()}; "
-                    "each chunking configuration has its own collection"
-                )
-            chunking = stored
+            chunking = _built_with(name, manifest, embedder_id, dim, chunking)
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", _now())}
             def connect() -> VectorStore:
@@ -266,6 +344,201 @@ class Index(Navigation):
                     index._current()
                     index._recover()
         return index
+
+    @classmethod
+    def _open_shared(cls, name: str, settings: Settings, embedder, chunking: ChunkingConfig | None,
+                     chunker: Chunker | None, clock: Callable[[], float]) -> Index:
+        """Open index ``name`` whose record is the Chroma server; the local side store becomes its cache."""
+        side = SideStore(Path(settings.data_dir) / "indexes" / name)
+        existed = side.root.exists()
+        side.ensure()
+        embedder_id, dim = str(embedder.id), int(embedder.dim)
+        catalog = ServerCatalog(meta_records(settings), name)
+        with lock_for(side.root):
+            cached = side.read_manifest()
+            try:
+                manifest = catalog.read_manifest()
+                if manifest is None:
+                    manifest = cls._create_shared(catalog, settings, name, embedder_id, dim, chunking, cached)
+            except IndexError_:
+                if not cached or not cached.get("documents"):
+                    if not existed:
+                        shutil.rmtree(side.root, ignore_errors=True)
+                    raise
+                # The server is down: keyword search and navigation answer from the cache; vector search reports
+                # the server; the cache catches up on the first check after the server is back.
+                log.warning("Chroma server unreachable: index %r answers from its local cache", name)
+                manifest = None
+            chunking = _built_with(name, manifest or cached, embedder_id, dim, chunking)
+            metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
+                        "created": (manifest or cached).get("created", _now())}
+
+            def connect() -> ChromaVectorStore:
+                return ChromaVectorStore(client(settings), name, metadata, describe(settings))
+
+            store = connect() if manifest is not None else _PendingStore(connect)
+            stored_meta = store.metadata()
+            if stored_meta.get("embedder_id", embedder_id) != embedder_id:
+                raise IndexError_(
+                    f"collection {name!r} on {describe(settings)} holds {stored_meta['embedder_id']} vectors, "
+                    f"not {embedder_id}; use another collection name"
+                )
+            index = cls(name, settings, embedder, chunking, store, side, chunker, clock, catalog=catalog)
+            if manifest is not None:
+                index._pull(manifest, wait=True)
+                index._recover_shared()
+        return index
+
+    def _recover_shared(self) -> None:
+        """After a crashed ingest (a pending record on the server): delete its rows if nobody is writing now."""
+        if not self._catalog.pendings():
+            return
+        owner = new_owner()
+        lease = self._catalog.lease(owner, self.settings.lease_ttl_s, wait_s=0)
+        try:
+            lease.acquire()
+        except IndexError_:  # someone is writing: that writer sweeps
+            return
+        try:
+            with self._side.write_lock():
+                self._sweep(self._pull(locked=True), owner)
+                self._side.clear_pending()
+        finally:
+            lease.release()
+
+    @staticmethod
+    def _create_shared(catalog: ServerCatalog, settings: Settings, name: str, embedder_id: str, dim: int,
+                       chunking: ChunkingConfig | None, cached: dict[str, Any] | None) -> dict[str, Any]:
+        """Publish generation 0 of a new index on the server (or take the one another instance just made)."""
+        with catalog.lease(new_owner(), settings.lease_ttl_s, settings.lease_wait_s):
+            manifest = catalog.read_manifest()
+            if manifest is None:
+                if cached and cached.get("documents"):
+                    log.warning("index %r has a local side store but no record on %s; the server's (empty) index "
+                                "replaces it: re-ingest its documents", name, describe(settings))
+                manifest = {"name": name, "embedder_id": embedder_id, "dim": dim,
+                            "chunking": (chunking or ChunkingConfig()).model_dump(), "generation": 0,
+                            "created": _now(), "documents": {}, "uid": uuid.uuid4().hex}
+                if not catalog.publish(manifest):
+                    manifest = catalog.read_manifest()
+        if manifest is None:
+            raise IndexError_(f"could not create index {name!r} on {describe(settings)}; try again")
+        return manifest
+
+    def _pull(self, manifest: dict[str, Any] | None = None, locked: bool = False, wait: bool = False) -> _Snapshot:
+        """Bring the cache to the server's current version (``manifest`` when the caller just read it) and return
+        the snapshot. ``locked``: the caller holds the side store's write lock; else, when another process of this
+        data directory holds it, ``wait`` for it, or (searching) keep the cache as it is until the next check."""
+        catalog = self._catalog
+        snapshot = self._snapshot
+        if manifest is None:
+            head = catalog.head()
+            if head is None:
+                raise _IndexGone(f"index {self.name!r} no longer exists on {describe(self.settings)} (deleted "
+                                 "through another instance); open or create it again")
+            if snapshot.manifest.get("uid") == head[1] and snapshot.generation == head[0]:
+                return snapshot
+            if snapshot.manifest.get("uid") not in (None, head[1]):
+                self._reborn(catalog.read_manifest(head[0]) or {})
+            manifest = catalog.read_manifest(head[0])
+            if manifest is None:  # pruned between the two reads: a newer one exists
+                return self._pull(None, locked, wait)
+        if _same_version(snapshot.manifest, manifest):
+            return snapshot
+        file_lock = contextlib.nullcontext(True) if locked else self._side.write_lock(blocking=wait)
+        with self._lock, file_lock as free:
+            if not free or _same_version(self._snapshot.manifest, manifest):
+                return self._snapshot
+            cached = self._side.read_manifest() or {}
+            if _same_version(cached, manifest):  # another process of this data directory pulled it already
+                self._snapshot = self._load()
+                return self._snapshot
+            documents = manifest.get("documents", {})
+            ids = [chunk_id for entry in documents.values() for chunk_id in entry.get("ids", [])]
+            # Chunk ids name their content (document id = hash of name and text; chunking is fixed per index), so
+            # chunks this instance already holds are reused and only the changed documents' rows are read.
+            have = self._snapshot.chunks if self._snapshot.manifest.get("uid") == manifest.get("uid") else {}
+            texts = self._store.documents([i for i in ids if i not in have])
+            missing = [i for i in ids if i not in have and i not in texts]
+            if missing:
+                if catalog.head() != (int(manifest["generation"]), str(manifest.get("uid"))):
+                    return self._pull(None, True)  # a writer committed and swept meanwhile: take the newer one
+                raise IndexError_(f"index {self.name!r} on {describe(self.settings)} misses {len(missing)} chunk rows "
+                                  "its manifest names; delete the collection and re-ingest")
+            try:
+                chunks = [have[i] if i in have else Chunk.from_dict(json.loads(texts[i])) for i in ids]
+            except (ValueError, TypeError) as e:
+                raise IndexError_(f"index {self.name!r} has a damaged chunk row on {describe(self.settings)} ({e}); "
+                                  "delete the collection and re-ingest") from e
+            snapshot = self._cache(manifest, chunks)
+            self._mirror_sources([d for d, entry in documents.items() if entry.get("contextual", True)])
+            return snapshot
+
+    def _mirror_sources(self, doc_ids: list[str]) -> None:
+        """Copy documents another instance indexed into this instance's document store (so its Documents page,
+        Chunk Explorer and evaluations see them); a failure here never stops searching."""
+        from rag_core.documents import DocumentStore
+
+        try:
+            store = DocumentStore(self.settings.data_dir)
+            missing = [doc_id for doc_id in doc_ids if doc_id not in store]
+            if missing:
+                store.add_many(Document.from_dict(data) for data in self._catalog.sources(missing).values())
+        except (RagError, OSError, ValueError, TypeError) as e:
+            log.warning("index %r: could not copy documents into the local document store: %s", self.name, e)
+
+    def _cache(self, manifest: dict[str, Any], chunks: list[Chunk], keyword: KeywordIndex | None = None,
+               ) -> _Snapshot:
+        """Write the local cache of a server version (one chunk segment, its BM25, the manifest) and use it."""
+        generation = int(manifest["generation"])
+        file_name = self._side.write_segment(generation, chunks)
+        local = {key: value for key, value in manifest.items() if key != "documents"}
+        local["documents"] = {doc_id: {**{k: v for k, v in entry.items() if k != "ids"}, "file": file_name}
+                              for doc_id, entry in manifest.get("documents", {}).items()}
+        by_id = {c.id: c for c in chunks}
+        keyword = keyword or KeywordIndex.build(by_id, _names(local["documents"]))
+        keyword.save(self._side.bm25_dir(generation))
+        self._side.commit(local)
+        by_doc: dict[str, list[Chunk]] = {doc_id: [] for doc_id in local["documents"]}
+        for chunk in chunks:
+            by_doc.setdefault(chunk.doc_id, []).append(chunk)
+        self._snapshot = _Snapshot(local, by_id, {d: _doc_order(cs) for d, cs in by_doc.items()}, keyword,
+                                   self._side.stamp())
+        _synced_stamps[self._side.root] = self._snapshot.stamp
+        self._side.remove_unreferenced(local)
+        return self._snapshot
+
+    def _reborn(self, manifest: dict[str, Any]) -> None:
+        """The index was deleted and created again (a new uid): reconnect to its new collection if it is built
+        like this one, else refuse like ``Index.open`` would."""
+        if manifest:
+            _built_with(self.name, manifest, str(self.embedder.id), int(self.embedder.dim), self.chunking)
+        self._store = ChromaVectorStore(client(self.settings), self.name, self._store_metadata, describe(self.settings))
+        self._exact = None
+
+    def _check_server(self) -> None:
+        """At most every ``RAG_SYNC_S`` seconds: pull what another instance committed (a server that does not
+        answer leaves the cache answering; vector search reports the server itself). An index deleted on the
+        server raises until it is created again."""
+        now = time.monotonic()
+        if now - self._checked_at < self.settings.sync_s and not self._gone:
+            return
+        self._checked_at = now
+        try:
+            self._pull()
+            self._gone = False
+        except _IndexGone:
+            self._gone = True
+            raise
+        except IndexError_ as e:
+            log.warning("index %r answers from its local cache: %s", self.name, e)
+
+    def source(self, doc_id: str) -> Document | None:
+        """The indexed document ``doc_id`` as stored on the Chroma server (None embedded, or when unknown)."""
+        if self._catalog is None:
+            return None
+        data = self._catalog.sources([doc_id]).get(doc_id)
+        return Document.from_dict(data) if data else None
 
     def _recover(self) -> None:
         """After a crashed ingest: delete vectors and files the committed manifest does not name."""
@@ -309,6 +582,9 @@ class Index(Navigation):
                     self._snapshot = self._load()
                     self._sync_store()
                 snapshot = self._snapshot
+        if self._catalog is not None:
+            self._check_server()
+            snapshot = self._snapshot
         return snapshot
 
     def _sync_store(self) -> None:
@@ -407,25 +683,24 @@ class Index(Navigation):
         (see ``rag_core.stores.contextual``)."""
         if not entries and not remove_doc_ids:
             return
+        if self._catalog is not None:
+            for attempt in range(1, COMMIT_ATTEMPTS + 1):
+                try:
+                    self._write_shared(entries, remove_doc_ids, progress, report, replace_same_name, contextual)
+                    return
+                except _CommitConflict:
+                    if attempt == COMMIT_ATTEMPTS:
+                        raise
+                    log.warning("index %r: another writer committed first; writing again on top of it", self.name)
+                    report.added.clear()
+                    report.replaced.clear()
+                    report.chunks.clear()
+                    report.embedded = 0
         with self._lock, self._side.write_lock():
             old = self._current()
             documents = dict(old.manifest.get("documents", {}))
-            replaced = set(remove_doc_ids)
-            for doc, _ in entries:
-                if doc.id in documents:
-                    replaced.add(doc.id)
-                    report.replaced.append(doc.id)
-                else:
-                    report.added.append(doc.id)
-                if replace_same_name:
-                    replaced.update(i for i, e in documents.items() if e["name"] == doc.name and i != doc.id)
-            new_chunks = [chunk for _, doc_chunks in entries for chunk in doc_chunks]
-            new_ids = [c.id for c in new_chunks]
-            if len(set(new_ids)) != len(new_ids):
-                raise ValueError("duplicate chunk ids in the input; chunk ids must be unique")
-            new_id_set = set(new_ids)
-            stale = [c.id for d in replaced for c in old.by_doc.get(d, []) if c.id not in new_id_set]
-            fresh = [i for i in new_ids if i not in old.chunks]
+            replaced, new_chunks, stale, fresh = _plan(old, documents, entries, remove_doc_ids, report,
+                                                       replace_same_name)
             self._side.write_pending(fresh, stale)
             try:
                 self._upsert(entries, new_chunks, progress, report, contextual)
@@ -435,13 +710,8 @@ class Index(Navigation):
                     documents.pop(doc_id, None)
                 file_name = self._side.write_segment(generation, new_chunks) if entries else ""
                 for doc, doc_chunks in entries:
-                    counts: dict[str, int] = {}
-                    for chunk in doc_chunks:
-                        counts[chunk.granularity] = counts.get(chunk.granularity, 0) + 1
-                    documents[doc.id] = {"name": doc.name, "file": file_name, "updated": now, "chunks": counts,
-                                         "doc_type": doc.doc_type, "size": doc.size}
-                    if not contextual:
-                        documents[doc.id]["contextual"] = False
+                    entry = _entry(doc, doc_chunks, now, contextual)
+                    documents[doc.id] = {"name": entry.pop("name"), "file": file_name, **entry}  # the order as before
                 chunks = {i: c for i, c in old.chunks.items() if c.doc_id not in replaced}
                 chunks.update((c.id, c) for c in new_chunks)
                 keyword = KeywordIndex.build(chunks, _names(documents))
@@ -466,13 +736,89 @@ class Index(Navigation):
             self._side.remove_unreferenced(manifest)
             self._side.clear_pending()
 
+    def _write_shared(self, entries: list[tuple[Document, list[Chunk]]], remove_doc_ids: list[str],
+                      progress: Progress | None, report: IngestReport, replace_same_name: bool, contextual: bool,
+                      ) -> None:
+        """``_write`` with a Chroma server: under the index's lease, on top of the server's current version,
+        rows first, then the claim of the next generation's manifest (the commit), then the cache and cleanup."""
+        catalog, owner = self._catalog, new_owner()
+        lease = catalog.lease(owner, self.settings.lease_ttl_s, self.settings.lease_wait_s)
+        with self._lock, self._side.write_lock(), lease:
+            old = self._pull(locked=True)
+            self._sweep(old, owner)
+            documents = {d: dict(e) for d, e in old.manifest.get("documents", {}).items()}
+            replaced, new_chunks, stale, fresh = _plan(old, documents, entries, remove_doc_ids, report,
+                                                       replace_same_name)
+            # Swept by the next writer if this one dies: rows of ``fresh`` not committed, rows of ``stale`` no
+            # longer named once committed (a sweep keeps whatever the manifest of its time names).
+            catalog.write_pending(owner, fresh + stale)
+            self._side.write_pending(fresh, stale)
+            generation = old.generation + 1
+            try:
+                self._upsert(entries, new_chunks, progress, report, contextual, lease)
+                now = _now()
+                for doc_id in replaced:
+                    documents.pop(doc_id, None)
+                ids: dict[str, list[str]] = {}
+                for doc, doc_chunks in entries:
+                    documents[doc.id] = _entry(doc, doc_chunks, now, contextual)
+                    ids[doc.id] = [c.id for c in doc_chunks]
+                for doc_id in documents:
+                    documents[doc_id].pop("file", None)
+                    ids.setdefault(doc_id, [c.id for c in old.by_doc.get(doc_id, [])])
+                kept = [c for c in old.chunks.values() if c.doc_id not in replaced] + new_chunks
+                keyword = KeywordIndex.build({c.id: c for c in kept}, _names(documents))  # before the commit
+                catalog.put_sources([doc.to_dict() for doc, _ in entries])
+                server = {key: value for key, value in old.manifest.items() if key not in ("documents", "version")}
+                server.update(generation=generation, updated=now,
+                              documents={d: {**e, "ids": ids[d]} for d, e in documents.items()})
+                lease.renew(force=True)
+                if not catalog.publish(server):  # the commit point
+                    raise _CommitConflict(f"another instance committed generation {generation} of index "
+                                          f"{self.name!r} first ({COMMIT_ATTEMPTS} times; leases expiring under "
+                                          "slow writes?); nothing of this write was committed, try again")
+            except BaseException:
+                try:  # rows no committed manifest names are invisible; remove ours now if we can
+                    head = catalog.read_manifest() or {}
+                    named = {i for e in head.get("documents", {}).values() for i in e.get("ids", [])}
+                    self._store.delete([i for i in fresh if i not in named])
+                    catalog.clear_pending(owner)
+                    self._side.clear_pending()
+                except Exception:  # noqa: S110 - best effort; the next writer sweeps the pending rows
+                    pass
+                raise
+            try:  # the cache of the new generation, from what was just written
+                self._cache(server, kept, keyword)
+            except OSError as e:  # committed on the server all the same: the next check rebuilds the cache
+                log.warning("index %r: could not write the local cache of generation %d: %s", self.name, generation, e)
+            report.removed_chunks = len(stale)
+            try:
+                self._store.delete(stale)
+                catalog.delete_sources(d for d in replaced if d not in documents)
+                catalog.clear_pending(owner)
+                self._side.clear_pending()
+                catalog.prune(generation - 2)
+            except IndexError_ as e:  # committed all the same; the next writer sweeps what is left
+                log.warning("index %r: cleanup after generation %d failed: %s", self.name, generation, e)
+
+    def _sweep(self, current: _Snapshot, owner: str) -> None:
+        """Delete rows of writes that died before committing (their pending records), keeping every row the
+        current manifest names. Runs under the lease, so those writers no longer hold it."""
+        for pending_owner, ids in self._catalog.pendings():
+            if pending_owner != owner:
+                log.info("removing %d uncommitted rows of %r left by %s", len(ids), self.name, pending_owner)
+                self._store.delete([i for i in ids if i not in current.chunks])
+                self._catalog.clear_pending(pending_owner)
+
     def _upsert(self, entries, new_chunks: list[Chunk], progress: Progress | None, report: IngestReport,
-                contextual: bool = True) -> None:
+                contextual: bool = True, lease=None) -> None:
         names = {doc.id: doc.name for doc, _ in entries}
         updated = _now()
         last = [-1]
 
         def report_progress(done: int, total: int) -> None:
+            if lease is not None:
+                lease.renew()
             if progress is not None and done != last[0]:  # the embedder and we may both report the same count
                 last[0] = done
                 progress(done, total)
@@ -484,8 +830,13 @@ class Index(Navigation):
             raise IndexError_(f"embedder {self.embedder.id}: {e}") from e
         for start in range(0, len(new_chunks), WRITE_BATCH):
             batch = new_chunks[start : start + WRITE_BATCH]
-            self._store.upsert([c.id for c in batch], vectors[start : start + WRITE_BATCH],
-                               [chunk_metadata(c, names[c.doc_id], updated) for c in batch])
+            metadatas = [chunk_metadata(c, names[c.doc_id], updated) for c in batch]
+            if lease is not None:  # with a Chroma server each row carries its whole chunk (the server is the record)
+                lease.renew()
+                self._store.upsert([c.id for c in batch], vectors[start : start + WRITE_BATCH], metadatas,
+                                   [json.dumps(c.to_dict(), ensure_ascii=False) for c in batch])
+            else:
+                self._store.upsert([c.id for c in batch], vectors[start : start + WRITE_BATCH], metadatas)
             report.embedded += len(batch)
         for chunk in new_chunks:
             report.chunks[chunk.granularity] = report.chunks.get(chunk.granularity, 0) + 1

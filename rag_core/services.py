@@ -49,10 +49,10 @@ def open_llm(settings: Settings | None = None, *, required: bool = False):
 
 
 def open_results_store(settings: Settings | None = None):
-    """The stored evaluation runs of the data directory."""
+    """The stored evaluation runs: on the Chroma server when one is configured, else in the data directory."""
     from rag_core.evaluation.results import ResultsStore
 
-    return ResultsStore((settings or get_settings()).data_dir)
+    return ResultsStore.for_settings(settings or get_settings())
 
 
 def collection_embedder(manifest: dict | None, requested: str | None) -> tuple[str, int]:
@@ -73,14 +73,14 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
     from rag_core.embeddings import get_embedder
     from rag_core.errors import IndexError_
     from rag_core.index import Index
-    from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
+    from rag_core.stores.collections import read_manifest
+    from rag_core.stores.vector import describe
 
     settings = settings or get_settings()
-    check_collection_name(name)
-    manifest = SideStore(Path(settings.data_dir) / "indexes" / name).read_manifest()
+    manifest = read_manifest(name, settings)
     if manifest is None and not create:
-        raise IndexError_(f"no collection {name!r} in {settings.data_dir}; "
+        where = f"on {describe(settings)}" if settings.chroma_host else f"in {settings.data_dir}"
+        raise IndexError_(f"no collection {name!r} {where}; "
                           f"create it with: python -m rag_core ingest PATH --collection {name}")
     embedder_name, dim = collection_embedder(manifest, embedder)
     instance = get_embedder(embedder_name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)

@@ -34,6 +34,15 @@ def shared_dir() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """One `chroma run` on loopback for the session (tests marked chroma_server)."""
+    from rag_core.chroma_server import ChromaServer
+
+    with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
+        yield server
+
+
 @pytest.fixture
 def server_down(data_dir):
     """An index built embedded from three sample documents, reopened pointing at a Chroma server that does not

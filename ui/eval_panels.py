@@ -172,7 +172,7 @@ def bundle_panel(results) -> None:
     c1, c2 = st.columns(2)
     if c1.button("Import bundle", key="bundle_import"):
         with st.spinner("Importing the bundle: checking and storing its configurations, run and documents…"):
-            summary = state.guarded(lambda: import_bundle(bundle, state.settings().data_dir), "Bundle import")
+            summary = state.guarded(lambda: import_bundle(bundle, settings=state.settings()), "Bundle import")
         if summary:
             st.session_state[BUNDLE_KEY] = summary
             st.success(import_message(summary))

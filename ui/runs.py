@@ -3,19 +3,10 @@ per-question records), which made every rerun of Home and Evaluate take over a s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from rag_core.evaluation.results import ResultsStore
 from ui import state
-
-
-def _stamp(folder: Path) -> tuple:
-    """Names, sizes and change times of the run files: any save or delete gives a new stamp."""
-    if not folder.is_dir():
-        return ()
-    return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.glob("*.json")))
 
 
 def store() -> ResultsStore:
@@ -24,25 +15,26 @@ def store() -> ResultsStore:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _listed(data_dir: str, stamp: tuple) -> list[dict]:
-    return ResultsStore(data_dir).list()
+    return store().list()
 
 
 def list_runs() -> list[dict]:
-    """``ResultsStore.list()``, re-read only when a run file changed."""
+    """``ResultsStore.list()``, re-read only when a run was saved or deleted (here or, with a Chroma server,
+    through another instance)."""
     results = store()
-    return _listed(str(state.settings().data_dir), _stamp(results.runs_dir))
+    return _listed(str(state.settings().data_dir), results.version())
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _loaded(data_dir: str, run_id: str, stamp: tuple):
-    return ResultsStore(data_dir).load(run_id)
+    return store().load(run_id)
 
 
 def load_run(run_id: str):
     """``ResultsStore.load(run_id)``, kept until that run's file changes (treat the run as read-only)."""
     results = store()
     path = results.runs_dir / f"{run_id}.json"
-    stamp = (path.stat().st_size, path.stat().st_mtime_ns) if path.is_file() else ()
+    stamp = (path.stat().st_size, path.stat().st_mtime_ns) if path.is_file() else results.version()
     return _loaded(str(state.settings().data_dir), run_id, stamp)
 
 

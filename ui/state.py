@@ -54,7 +54,7 @@ def document_store():
 def config_store():
     from rag_core.configstore import ConfigStore
 
-    return ConfigStore(settings().data_dir)
+    return ConfigStore.for_settings(settings())
 
 
 @st.cache_resource(show_spinner=False)

@@ -31,7 +31,7 @@ def _store():
     from rag_core.config import get_settings
     from rag_core.configstore import ConfigStore
 
-    return ConfigStore(get_settings().data_dir)
+    return ConfigStore.for_settings(get_settings())
 
 
 def _list(args: argparse.Namespace) -> int:

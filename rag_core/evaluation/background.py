@@ -56,7 +56,7 @@ def submit_evaluation(
     strategies = check_strategies(strategies)
     check_counts(len(question_set.questions), len(configs), settings, "the evaluation")
     configs, documents = list(configs), list(documents) if documents is not None else None
-    store = ResultsStore(settings.data_dir)
+    store = ResultsStore.for_settings(settings)  # on the Chroma server when one is configured
 
     def task(job: TaskHandle) -> str:
         def finished(run: EvalRun) -> None:

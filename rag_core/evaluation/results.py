@@ -1,5 +1,8 @@
 """Evaluation results on disk: runs under ``<data_dir>/evaluations/runs/``, baselines, and the regression check.
 
+With a Chroma server (``ResultsStore.for_settings``) runs and baselines are records on the server instead, so
+every app instance lists the same runs (see ``rag_core.stores.shared``).
+
 A baseline is the summary row of one configuration × strategy on one question set that a person chose to keep;
 a later run of the same configuration, strategy and question set that scores below it on any quality metric
 is a regression.
@@ -55,10 +58,32 @@ def baseline_key(question_set: str, config: str, strategy: str) -> str:
 class ResultsStore:
     """Saved evaluation runs (newest first) and baselines."""
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, records=None) -> None:
         self.root = Path(data_dir) / "evaluations"
         self.runs_dir = self.root / "runs"
         self.baselines_path = self.root / "baselines.json"
+        self._runs = self._baselines = None  # SharedRecords on a Chroma server
+        if records is not None:
+            from rag_core.stores.shared import SharedRecords
+
+            self._runs, self._baselines = SharedRecords(records, "run"), SharedRecords(records, "baselines")
+
+    @classmethod
+    def for_settings(cls, settings) -> ResultsStore:
+        """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
+        if not settings.chroma_host:
+            return cls(settings.data_dir)
+        from rag_core.stores.shared import meta_records
+
+        return cls(settings.data_dir, meta_records(settings))
+
+    def version(self) -> tuple:
+        """Changes whenever a run is saved or deleted (for caches of ``list`` and ``load``)."""
+        if self._runs is not None:
+            return tuple(self._runs.summaries())
+        if not self.runs_dir.is_dir():
+            return ()
+        return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in self.runs_dir.glob("*.json")))
 
     def _run_path(self, run_id: str) -> Path:
         if not run_id or any(c in run_id for c in "/\\") or run_id.startswith("."):
@@ -66,19 +91,33 @@ class ResultsStore:
         return self.runs_dir / f"{run_id}.json"
 
     def exists(self, run_id: str) -> bool:
-        return self._run_path(run_id).is_file()
+        path = self._run_path(run_id)
+        if self._runs is not None:
+            return self._runs.get(run_id) is not None
+        return path.is_file()
 
     def save(self, run: EvalRun) -> Path:
         path = self._run_path(run.id)
-        _write_atomic(path, json.dumps(run.to_dict(), ensure_ascii=False))
+        data = run.to_dict()
+        if self._runs is not None:
+            self._runs.put(run.id, json.dumps(data, ensure_ascii=False),
+                           json.dumps(_headline(data, run.id), ensure_ascii=False))
+            return path
+        _write_atomic(path, json.dumps(data, ensure_ascii=False))
         return path
 
-    def load(self, run_id: str) -> EvalRun:
+    def _text(self, run_id: str) -> str | None:
         path = self._run_path(run_id)
-        if not path.is_file():
-            raise ValueError(f"no stored evaluation run '{run_id}'")
+        if self._runs is not None:
+            return self._runs.get(run_id)
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def load(self, run_id: str) -> EvalRun:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = self._text(run_id)
+            if text is None:
+                raise ValueError(f"no stored evaluation run '{run_id}'")
+            data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             raise ValueError(f"stored evaluation run '{run_id}' is unreadable ({e}); delete it") from e
         try:
@@ -88,6 +127,16 @@ class ResultsStore:
 
     def list(self) -> list[dict[str, Any]]:
         """Headlines of stored runs, newest first (unreadable files are skipped)."""
+        if self._runs is not None:
+            rows = []
+            for run_id, summary, _ in self._runs.summaries():
+                try:
+                    row = json.loads(summary)  # the headline saved beside the run (see ``save``)
+                except ValueError:
+                    continue
+                if isinstance(row, dict) and set(row) >= {"created", "question_set", "configs", "status"}:
+                    rows.append({**row, "id": run_id})
+            return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
         if not self.runs_dir.is_dir():
             return []
         rows = []
@@ -110,6 +159,10 @@ class ResultsStore:
 
     def delete(self, run_id: str) -> None:
         path = self._run_path(run_id)
+        if self._runs is not None:
+            if not self._runs.delete(run_id):
+                raise ValueError(f"no stored evaluation run '{run_id}'")
+            return
         if not path.is_file():
             raise ValueError(f"no stored evaluation run '{run_id}'")
         path.unlink()
@@ -117,10 +170,14 @@ class ResultsStore:
     # ------------------------------------------------------------ baselines
 
     def baselines(self) -> dict[str, dict[str, Any]]:
-        if not self.baselines_path.is_file():
+        if self._baselines is not None:
+            text = self._baselines.get("all")
+        else:
+            text = self.baselines_path.read_text(encoding="utf-8") if self.baselines_path.is_file() else None
+        if text is None:
             return {}
         try:
-            data = json.loads(self.baselines_path.read_text(encoding="utf-8"))
+            data = json.loads(text)
         except json.JSONDecodeError:
             return {}
         return data if isinstance(data, dict) else {}
@@ -136,13 +193,19 @@ class ResultsStore:
                     "metrics": {m: row[m] for m in QUALITY_METRICS if m in row}}
         baselines = self.baselines()
         baselines[baseline_key(run.question_set["name"], config, strategy)] = baseline
-        _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
+        self._save_baselines(baselines)
         return baseline
+
+    def _save_baselines(self, baselines: dict[str, dict[str, Any]]) -> None:
+        if self._baselines is not None:
+            self._baselines.put("all", json.dumps(baselines, indent=2))
+        else:
+            _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
 
     def clear_baseline(self, question_set: str, config: str, strategy: str) -> None:
         baselines = self.baselines()
         if baselines.pop(baseline_key(question_set, config, strategy), None) is not None:
-            _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
+            self._save_baselines(baselines)
 
     def regressions(self, run: EvalRun) -> list[dict[str, Any]]:
         """Every metric of ``run`` below its saved baseline (same question set, configuration and strategy)."""

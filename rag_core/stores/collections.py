@@ -1,4 +1,8 @@
-"""Chroma clients shared per process, per-index locks, and listing/deleting indexes (vectors + side store)."""
+"""Chroma clients shared per process, per-index locks, and listing/deleting indexes (vectors + side store).
+
+With a Chroma server the indexes are those with a manifest on the server (see ``rag_core.stores.shared``);
+local side stores are caches and list nothing by themselves.
+"""
 
 from __future__ import annotations
 
@@ -60,22 +64,56 @@ def fresh_client(settings: Settings):
         return None
 
 
+def read_manifest(name: str, settings: Settings) -> dict[str, Any] | None:
+    """The committed manifest of index ``name`` (the server's with a Chroma server), None when there is none."""
+    check_collection_name(name)
+    if settings.chroma_host:
+        from rag_core.errors import IndexError_
+        from rag_core.stores.shared import ServerCatalog, meta_records
+
+        try:
+            return ServerCatalog(meta_records(settings), name).read_manifest()
+        except IndexError_:  # the server is down: an index cached here still answers keyword search
+            cached = SideStore(Path(settings.data_dir) / "indexes" / name).read_manifest()
+            if cached is None:
+                raise
+            return cached
+    return SideStore(Path(settings.data_dir) / "indexes" / name).read_manifest()
+
+
+def _manifest_row(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    documents = manifest.get("documents", {})
+    return {
+        "name": name, "embedder_id": manifest.get("embedder_id"), "dim": manifest.get("dim"),
+        "chunking": manifest.get("chunking"), "documents": len(documents),
+        "chunks": sum(sum(e.get("chunks", {}).values()) for e in documents.values()),
+        "updated": manifest.get("updated", manifest.get("created")), "vectors": 0,
+    }
+
+
 def list_collections(settings: Settings) -> list[dict[str, Any]]:
     """Every index: name, embedder, chunking, documents and chunk counts, and vectors in the store."""
     rows: dict[str, dict[str, Any]] = {}
     root = Path(settings.data_dir) / "indexes"
+    if settings.chroma_host:
+        from rag_core.stores.shared import META_COLLECTION, ServerCatalog, meta_records
+
+        records = meta_records(settings)
+        for index_name in sorted({str(m.get("index")) for _, _, m in records.find({"kind": "manifest"})}):
+            manifest = ServerCatalog(records, index_name).read_manifest()
+            if manifest is not None:
+                rows[index_name] = _manifest_row(index_name, manifest)
+        for name, _metadata, count in list_chroma_collections(client(settings), describe(settings)):
+            if name in rows:
+                rows[name]["vectors"] = count
+        rows.pop(META_COLLECTION, None)
+        return sorted(rows.values(), key=lambda r: r["name"])
     if root.is_dir():
         for directory in sorted(root.iterdir()):
             manifest = SideStore(directory).read_manifest()
             if manifest is None:
                 continue
-            documents = manifest.get("documents", {})
-            rows[directory.name] = {
-                "name": directory.name, "embedder_id": manifest.get("embedder_id"), "dim": manifest.get("dim"),
-                "chunking": manifest.get("chunking"), "documents": len(documents),
-                "chunks": sum(sum(e.get("chunks", {}).values()) for e in documents.values()),
-                "updated": manifest.get("updated", manifest.get("created")), "vectors": 0,
-            }
+            rows[directory.name] = _manifest_row(directory.name, manifest)
     for name, metadata, count in list_chroma_collections(client(settings), describe(settings)):
         row = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
                                      "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
@@ -88,8 +126,15 @@ def delete_collection(name: str, settings: Settings) -> bool:
     check_collection_name(name)
     side = SideStore(Path(settings.data_dir) / "indexes" / name)
     with lock_for(side.root), side.write_lock():
+        existed = False
+        if settings.chroma_host:
+            from rag_core.stores.shared import ServerCatalog, meta_records
+
+            catalog = ServerCatalog(meta_records(settings), name)
+            existed = catalog.head() is not None
+            catalog.delete_all()  # the manifests first: other instances stop serving the index at their next check
         deleted = delete_chroma_collection(client(settings), name, describe(settings))
-        existed = side.manifest_path.exists()
+        existed = existed or side.manifest_path.exists()
         side.remove_all()
     shutil.rmtree(side.root, ignore_errors=True)
     return deleted or existed

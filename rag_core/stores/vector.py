@@ -51,6 +51,10 @@ class VectorStore(Protocol):
         """The stored vectors of ``ids`` (those present)."""
         ...
 
+    def documents(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored documents (with a Chroma server: chunk JSON) of ``ids`` (those present)."""
+        ...
+
     def all_ids(self) -> list[str]: ...
 
     def count(self) -> int: ...
@@ -162,14 +166,18 @@ class ChromaVectorStore:
         for start in range(0, n, size):
             yield slice(start, min(n, start + size))
 
-    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, metadatas: Sequence[dict[str, Any]],
+               documents: Sequence[str] | None = None) -> None:
+        """Write rows; ``documents`` (with a Chroma server: each chunk's full JSON) is stored beside the vectors."""
         ids = list(ids)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         if len(ids) != len(embeddings) or len(ids) != len(metadatas):
             raise ValueError(f"upsert needs as many ids ({len(ids)}) as embeddings ({len(embeddings)}) and metadatas")
         try:
             for part in self._batches(len(ids)):
-                self._collection.upsert(ids=ids[part], embeddings=embeddings[part], metadatas=list(metadatas[part]))
+                extra = {"documents": list(documents[part])} if documents is not None else {}
+                self._collection.upsert(ids=ids[part], embeddings=embeddings[part], metadatas=list(metadatas[part]),
+                                        **extra)
         except Exception as e:
             raise self._fail("writing vectors", e) from e
 
@@ -208,6 +216,18 @@ class ChromaVectorStore:
                 found.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32), strict=True))
         except Exception as e:
             raise self._fail("reading vectors", e) from e
+        return found
+
+    def documents(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored documents (chunk JSON) of ``ids`` (those present), read in pages."""
+        ids = list(ids)
+        found: dict[str, str] = {}
+        try:
+            for part in self._batches(len(ids)):
+                got = self._collection.get(ids=ids[part], include=["documents"])
+                found.update((i, d) for i, d in zip(got["ids"], got["documents"], strict=True) if d is not None)
+        except Exception as e:
+            raise self._fail("reading chunks", e) from e
         return found
 
     def all_ids(self) -> list[str]:

@@ -127,6 +127,27 @@ def test_results_store_round_trip_and_regressions(tmp_path, run_tiny):
         store.load(first.id)
 
 
+@pytest.mark.chroma_server
+def test_results_are_shared_through_a_chroma_server(tmp_path, run_tiny, chroma_server):
+    from rag_core.config import Settings
+
+    settings = Settings(data_dir=tmp_path / "a", chroma_host=chroma_server.host, chroma_port=chroma_server.port)
+    mine = ResultsStore.for_settings(settings)
+    theirs = ResultsStore.for_settings(settings.model_copy(update={"data_dir": tmp_path / "b"}))
+    first, _, _ = run_tiny()
+    before = theirs.version()
+    mine.save(first)
+    assert theirs.version() != before and theirs.exists(first.id)
+    assert next(r for r in theirs.list() if r["id"] == first.id)["records"] == len(first.records)
+    assert theirs.load(first.id).summary == first.summary
+    mine.set_baseline(first, "base", "vector")
+    assert theirs.baselines() == mine.baselines() != {}
+    theirs.clear_baseline(first.question_set["name"], "base", "vector")
+    theirs.delete(first.id)
+    assert not mine.exists(first.id) and mine.baselines() == {}
+    assert not (tmp_path / "a" / "evaluations").exists()  # nothing of it in a data folder
+
+
 def test_find_regressions_ignores_other_question_sets():
     run = EvalRun(id="r", created="", question_set={"name": "tiny"}, configs=[], strategies=["vector"],
                   records=[{"config": "c", "strategy": "vector", "intent": None, "metrics": {"mrr": 0.5},

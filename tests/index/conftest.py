@@ -123,14 +123,6 @@ Invoices are emailed monthly to the account owner.
 """
 
 
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory):
-    from rag_core.chroma_server import ChromaServer
-
-    with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
-        yield server
-
-
 @pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.chroma_server)])
 def settings(request, data_dir: Path) -> Settings:
     if request.param == "server":
