@@ -131,26 +131,26 @@ def bundle_panel(results) -> None:
     """Export a stored run as a demo bundle; import one and replay it here."""
     from rag_core.bundle import export_bundle, import_bundle, read_bundle, resolve_documents
     from rag_core.evaluation.background import submit_evaluation
-    from ui import eval_jobs, jobs
+    from ui import eval_jobs, jobs, runs
 
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
-    stored = results.list()
+    stored = runs.list_runs()  # cached until a run is saved or deleted, like the run itself below
     if stored:
         labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['id']}": r["id"]
                   for r in stored}
         picked = st.selectbox("Run to share", list(labels), key="bundle_run", persist_state=state.KEEP)
-        run = state.guarded(lambda: results.load(labels[picked]), "Stored run")
+        run = state.guarded(lambda: runs.load_run(labels[picked]), "Stored run")
         include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs",
                               persist_state=state.KEEP)
         agent_ids = sorted({r["question_id"] for r in run.records if r["strategy"] == "agent"}) if run else []
         traces = st.multiselect("Agent traces to include", agent_ids, default=agent_ids[:3], key="bundle_traces")
         if run:
-            docs = state.document_store().list() if run.question_set.get("kind") != "beir" else []
-
             def bundle_text() -> str:
                 # Built when the button is clicked, not on every rerun of the page (a bundle with the sample
-                # documents is 1.5 MB and took 1.5-3 s to build each time anything on the page changed).
+                # documents is 1.5 MB and took 1.5-3 s to build each time anything on the page changed); the
+                # documents are read then too.
                 try:
+                    docs = state.document_store().list() if run.question_set.get("kind") != "beir" else []
                     return export_bundle(run, docs, include_documents=include, trace_question_ids=traces)
                 except Exception as e:  # the download then holds the reason instead of a broken page
                     return json.dumps({"error": f"the bundle could not be built: {type(e).__name__}: {e}"})

@@ -191,9 +191,9 @@ def sweep_tab(question_set) -> None:
         if grid_configs:
             eval_jobs.start(question_set, grid_configs, sweep_strategies, label="sweep")
     eval_jobs.panel(("sweep",))
-    sweep_id = st.session_state.get(SWEEP_KEY) or next((r["id"] for r in state.results_store().list()
-                                                        if r["label"] == "sweep"), None)
-    sweep_run = state.guarded(lambda: state.results_store().load(sweep_id), "Stored sweep") if sweep_id else None
+    sweep_id = st.session_state.get(SWEEP_KEY) or next((r["id"] for r in runs.list_runs() if r["label"] == "sweep"),
+                                                       None)
+    sweep_run = state.guarded(lambda: runs.load_run(sweep_id), "Stored sweep") if sweep_id else None
     if sweep_run:
         from rag_core.evaluation.sweep import sweep_grid
 
