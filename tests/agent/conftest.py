@@ -34,6 +34,8 @@ def make_llm_settings():
 
 # --- a tiny hand-made index and retriever, so loop and policy tests need no chunker, embedder or Chroma ---
 
+import zlib  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 from rag_core.retrieval.dedup import DedupReport  # noqa: E402
@@ -105,7 +107,7 @@ class FakeIndex:
         vectors = np.zeros((len(texts), 64), dtype=np.float32)
         for row, text in enumerate(texts):
             for term in content_terms(text):
-                vectors[row, hash(term) % 64] += 1.0
+                vectors[row, zlib.crc32(term.encode()) % 64] += 1.0  # not hash(): it changes per process
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
