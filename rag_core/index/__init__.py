@@ -1,0 +1,21 @@
+"""The index: chunks of every granularity in a vector store (Chroma) and a BM25 index, plus navigation.
+
+``Index`` (``core``) opens an index and joins its parts: ``reads`` (documents, chunks, counts, navigation),
+``search`` (vector and keyword search), ``writes`` (ingest, the atomic commit, recovery, the hot tier) and ``sync``
+(the committed snapshot, refreshed when another process or instance committed). ``model`` holds ``Filters``,
+``IngestReport`` and the snapshot they share.
+"""
+
+from rag_core.index.core import Index
+from rag_core.index.model import Filters, IngestReport
+from rag_core.stores.collections import delete_collection, list_collections
+
+# The stores the index writes to, reachable here as before the split (tests patch them through this module).
+from rag_core.stores.keyword import KeywordIndex as KeywordIndex
+from rag_core.stores.vector import ChromaVectorStore as ChromaVectorStore
+
+# Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora; the write
+# path reads it here at each write, so setting ``rag_core.index.WRITE_BATCH`` tunes it.
+WRITE_BATCH = 512
+
+__all__ = ["Filters", "Index", "IngestReport", "delete_collection", "list_collections"]
