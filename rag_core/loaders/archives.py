@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from rag_core.errors import LoadError
 from rag_core.loaders.detect import CODE_FILENAMES, SUPPORTED_EXTENSIONS, extension, zip_kind
+from rag_core.loaders.formats import zip_expansion
 
 MAX_ARCHIVE_MEMBERS = 5000
 MAX_ARCHIVE_UNCOMPRESSED = 500 * 1024 * 1024
@@ -49,9 +50,9 @@ def expand_zip(name: str, data: bytes, *, max_member_bytes: int | None = None,
         infos = [i for i in archive.infolist() if not i.is_dir()]
         if len(infos) > MAX_ARCHIVE_MEMBERS:
             raise LoadError(f"{name}: holds {len(infos)} files (limit {MAX_ARCHIVE_MEMBERS}); upload smaller parts.")
-        total = sum(i.file_size for i in infos)
-        compressed = sum(i.compress_size for i in infos) or 1
-        if total > MAX_ARCHIVE_UNCOMPRESSED or (total > 10 * 1024 * 1024 and total / compressed > MAX_ARCHIVE_RATIO):
+        expands = zip_expansion(infos, MAX_ARCHIVE_UNCOMPRESSED, MAX_ARCHIVE_RATIO)
+        if expands:
+            total, compressed = expands
             raise LoadError(f"{name}: would expand to {total / 1024 / 1024:.0f} MB from {compressed / 1024:.0f} KB "
                             "(a zip bomb?); refusing to open it.")
         wanted = [i for i in infos if _wanted(i.filename.replace("\\", "/"))]

@@ -73,6 +73,17 @@ def page_of(document_metadata: dict[str, Any], offset: int) -> int | None:
 # --------------------------------------------------------------------------------------------------- DOCX
 
 
+def zip_expansion(infos: list[zipfile.ZipInfo], max_total: int, max_ratio: float) -> tuple[int, int] | None:
+    """``(declared size, compressed size)`` of ZIP members that would expand past ``max_total`` bytes, or past
+    10 MB at more than ``max_ratio`` times their compressed size (a zip bomb); None within the limits. The one rule
+    for uploaded ZIPs of folders and for DOCX files (each with its own limits and message)."""
+    total = sum(i.file_size for i in infos)
+    compressed = sum(i.compress_size for i in infos) or 1
+    if total > max_total or (total > 10 * 1024 * 1024 and total / compressed > max_ratio):
+        return total, compressed
+    return None
+
+
 def check_zip_bomb(name: str, data: bytes) -> None:
     """Refuse a ZIP whose declared sizes say it would inflate to something huge (checked before parsing)."""
     try:
@@ -82,9 +93,9 @@ def check_zip_bomb(name: str, data: bytes) -> None:
         raise LoadError(f"{name}: the DOCX is corrupt (not a readable ZIP archive).") from e
     if len(infos) > MAX_DOCX_MEMBERS:
         raise LoadError(f"{name}: the DOCX holds {len(infos)} parts (limit {MAX_DOCX_MEMBERS}); refusing it.")
-    total = sum(i.file_size for i in infos)
-    compressed = sum(i.compress_size for i in infos) or 1
-    if total > MAX_DOCX_UNCOMPRESSED or (total > 10 * 1024 * 1024 and total / compressed > MAX_DOCX_RATIO):
+    expands = zip_expansion(infos, MAX_DOCX_UNCOMPRESSED, MAX_DOCX_RATIO)
+    if expands:
+        total, compressed = expands
         raise LoadError(f"{name}: the DOCX would expand to {total / 1024 / 1024:.0f} MB from "
                         f"{compressed / 1024:.0f} KB (a zip bomb?); refusing to open it.")
 
