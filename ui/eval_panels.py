@@ -35,6 +35,13 @@ def _config_row(config: RAGConfig) -> dict:
             "min confidence": r.min_confidence, "budget": r.token_budget, "agent": config.agent.policy}
 
 
+def _make_active(config) -> None:
+    """Make ``config`` the active configuration and open its index now, under the caller's spinner (a failure
+    to open it is shown, and the configuration stays active)."""
+    state.set_active_config(config)
+    state.guarded(lambda: state.index_for(config), "Opening the index")
+
+
 def config_panel() -> None:
     """Save the active configuration; list, load, duplicate, delete, export and import saved ones."""
     store = state.config_store()
@@ -51,8 +58,7 @@ def config_panel() -> None:
             with st.spinner(f"Saving the configuration '{saved.name}' and opening its index…"):
                 ok = state.guarded(lambda: store.save(saved), "Saving the configuration")
                 if ok:
-                    state.set_active_config(saved)
-                    state.guarded(lambda: state.index_for(saved), "Opening the index")
+                    _make_active(saved)
             if ok:
                 st.success(f"Saved '{saved.name}'.")
     names = state.guarded(store.list, "Saved configurations") or []
@@ -68,8 +74,7 @@ def config_panel() -> None:
                             "model)…"):
                 config = state.guarded(lambda: store.load(name), "Loading")
                 if config:
-                    state.set_active_config(config)
-                    state.guarded(lambda: state.index_for(config), "Opening the index")
+                    _make_active(config)
             if config:
                 st.success(f"'{name}' is now the active configuration.")
         if b3.button("Delete", key="cfg_delete"):
