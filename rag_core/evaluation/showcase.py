@@ -76,25 +76,14 @@ def _found(question: Question, ranked: Sequence[tuple[Chunk, str]]) -> tuple[set
     return set(found), found
 
 
-def _agent_result(question: str, index, config: RAGConfig, settings: Settings):
-    from rag_core.agent import run_agent
-
-    result = None
-    for item in run_agent(question, index, config, settings, policy="offline"):
-        if hasattr(item, "answer") and hasattr(item, "context_hits"):
-            result = item
-    if result is None:
-        raise RuntimeError("the agent finished without a result")
-    return result
-
-
 def compare(question: Question, index, config: RAGConfig, settings: Settings) -> Comparison:
     """Ask ``question`` with one-shot search and with the offline agent; what each found."""
+    from rag_core.agent import ask
     from rag_core.retrieval import Retriever
 
     one_shot = Retriever(index, config.retrieval.one_shot(), settings).retrieve(question.question)
     one_shot_found, _ = _found(question, [(h.chunk, h.source_name) for h in one_shot.hits])
-    agent = _agent_result(question.question, index, config, settings)
+    agent = ask(question.question, index, config, settings, policy="offline")
     agent_found, where = _found(question, [(h.chunk, h.source_name) for h in agent.context_hits])
     searches = [str(s.args.get("query", "")) for s in agent.steps if s.tool in SEARCH_TOOLS and s.ok]
     looks = sum(1 for s in agent.steps if s.tool in LOOK_TOOLS and s.ok)
