@@ -46,6 +46,14 @@ def _search(at: AppTest, query: str) -> AppTest:
     return at.run()
 
 
+def _hybrid_search(query: str) -> AppTest:
+    """The Lab with the hybrid strategy picked and ``query`` searched."""
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("hybrid").run()
+    return _search(at, query)
+
+
 def test_empty_index_says_what_to_do(data_dir):
     at = _app()
     at.run()
@@ -167,10 +175,7 @@ def test_hit_text_is_escaped_and_highlighted_by_stem():
 
 
 def test_min_relevance_acts_on_the_relevance_column(indexed):
-    at = _app()
-    at.run()
-    next(s for s in at.selectbox if s.label == "Strategy").select("hybrid").run()
-    _search(at, "how do I rotate the API key")
+    at = _hybrid_search("how do I rotate the API key")
     everything = at.dataframe[0].value
     cut = float(everything["relevance"].median())
     next(s for s in at.slider if s.label == "Min relevance (drop hits below)").set_value(round(cut + 0.025, 2)).run()
@@ -182,10 +187,7 @@ def test_min_relevance_acts_on_the_relevance_column(indexed):
 
 
 def test_why_not_ranks_match_the_hits_table(indexed):
-    at = _app()
-    at.run()
-    next(s for s in at.selectbox if s.label == "Strategy").select("hybrid").run()
-    _search(at, "how do I rotate the API key")
+    at = _hybrid_search("how do I rotate the API key")
     hits = at.dataframe[0].value
     last = hits.iloc[-1]
     from rag_core.config import get_settings
