@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     llm_max_tokens_answer: int = Field(768, ge=16, le=32_768)
     # Wall-clock budget of one question: past it the agent stops and answers from what it has found.
     llm_time_budget_s: float = Field(60.0, gt=0, le=3600)
+    # What runs the local MiniLM model: ONNX Runtime (``onnx``), the numpy pass (``numpy``), or ``auto`` (ONNX
+    # Runtime when installed). Same vectors either way; numpy is the fallback where onnxruntime cannot load.
+    minilm_engine: Literal["auto", "onnx", "numpy"] = "auto"
     # OpenAI-compatible embeddings endpoint for the ``openai`` embedder.
     embed_base_url: str = ""
     embed_api_key: str = ""

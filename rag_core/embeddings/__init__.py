@@ -35,7 +35,8 @@ def get_embedder(
         EmbeddingError: unknown name, model not installed, or the OpenAI-compatible endpoint not configured.
     """
     if name == "minilm":
-        embedder: Embedder = MiniLMEmbedder()
+        engine = settings.minilm_engine if settings is not None else "auto"
+        embedder: Embedder = MiniLMEmbedder(engine=engine)
     elif name == "hash":
         try:
             embedder = HashingEmbedder(hash_dim)

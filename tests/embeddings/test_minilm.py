@@ -1,4 +1,5 @@
-"""The numpy MiniLM against sentence-transformers reference vectors, plus batching and threading behaviour."""
+"""MiniLM (both engines: ONNX Runtime and numpy) against sentence-transformers reference vectors, plus batching
+and threading behaviour."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag_core.embeddings import get_embedder
+from rag_core.embeddings import minilm
 from rag_core.embeddings.minilm import MiniLMEmbedder, gelu, plan_batches
+from rag_core.errors import EmbeddingError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.json"
 REFERENCE = json.loads(FIXTURE.read_text(encoding="utf-8"))["texts"]
@@ -29,9 +33,10 @@ def test_reference_fixture_covers_the_hard_cases():
     assert len(REFERENCE) == 8
 
 
+@pytest.mark.parametrize("engine", ["onnx", "numpy"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_matches_sentence_transformers(threads):
-    vectors = MiniLMEmbedder(threads=threads, batch_tokens=512).embed_documents(REF_TEXTS)
+def test_matches_sentence_transformers(threads, engine):
+    vectors = MiniLMEmbedder(threads=threads, batch_tokens=512, engine=engine).embed_documents(REF_TEXTS)
     cosines = (vectors * REF_VECTORS).sum(axis=1)
     assert vectors.dtype == np.float32 and vectors.shape == (8, 384)
     for item, cosine in zip(REFERENCE, cosines, strict=True):
@@ -135,3 +140,28 @@ def test_blas_is_held_to_one_thread_from_any_thread(embedder):
     embedder.embed_query("three")
     assert seen_inside and all(threads == [1] * len(threads) for threads in seen_inside)
     assert blas_threads() == [1] * len(blas_threads())
+
+
+def test_onnx_is_the_default_engine_and_agrees_with_numpy_on_padded_batches():
+    assert MiniLMEmbedder().engine == "onnx"  # onnxruntime and onnx are in requirements.txt
+    # Mixed lengths in one batch: padding must be masked out the same way by both engines.
+    texts = ["a", "x " * 300, "the dog barks at night", "Enable TLS + HTTP/2.", "```python\nx = 1\n```"] * 3
+    onnx = MiniLMEmbedder(engine="onnx", batch_tokens=4096).embed_documents(texts)
+    numpy = MiniLMEmbedder(engine="numpy", batch_tokens=4096).embed_documents(texts)
+    assert (onnx * numpy).sum(axis=1).min() >= 0.9999
+    assert abs(float(MiniLMEmbedder(engine="onnx").embed_query("short") @ numpy[0]) - 1.0) > 0.01  # not constant
+
+
+def test_engine_choice(monkeypatch):
+    from rag_core.config import Settings
+
+    with pytest.raises(ValueError, match="engine must be one of"):
+        MiniLMEmbedder(engine="torch")
+    assert get_embedder("minilm", Settings(minilm_engine="numpy")).engine == "numpy"
+    monkeypatch.setenv("RAG_MINILM_ENGINE", "onnx")
+    assert get_embedder("minilm", Settings()).engine == "onnx"
+    # Where onnxruntime or onnx cannot be imported, auto falls back to numpy and an explicit onnx says why.
+    monkeypatch.setattr(minilm, "onnx_available", lambda: False)
+    assert MiniLMEmbedder().engine == "numpy"
+    with pytest.raises(EmbeddingError, match="RAG_MINILM_ENGINE=numpy"):
+        MiniLMEmbedder(engine="onnx")
