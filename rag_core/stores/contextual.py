@@ -13,6 +13,7 @@ inside it: no token is embedded twice across granularities, and a long section i
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +29,18 @@ EMBED_WINDOW_TOKENS = 192
 MIN_WINDOW_TOKENS = 64  # however long the context line, a window holds at least this much of the text
 CONTEXT_SEPARATOR = " › "
 # Names how vectors are made here; change it with the recipe, so that caches of indexes built by it are rebuilt.
-RECIPE = f"context-line, windows of {EMBED_WINDOW_TOKENS}, sections and documents from passages"
+RECIPE = (f"context-line, no table delimiter rows, windows of {EMBED_WINDOW_TOKENS}, "
+          "sections and documents from passages")
 # Granularities whose vector is derived from the passages they contain.
 DERIVED = ("section", "document")
+
+# A Markdown table's delimiter row (``| --- | :--: |``) tells the embedder nothing and costs it one word piece per
+# "-" and "|": in the pydantic docs, padded delimiter rows filled table rows' 256-piece window before their cells.
+# It is left out of what the embedder reads (outside fenced code; code is read as it is). Measured on the FastAPI
+# and code QA sets: recall as before or higher, 4% fewer word pieces to embed on the pydantic docs. Removing link
+# targets and inline-code backticks too saved 18% but lost 0.02-0.07 FastAPI recall (URLs name their topic).
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
+_TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*\n?", re.M)
 
 
 def context_line(chunk: Chunk, doc_name: str = "") -> str:
@@ -44,6 +54,18 @@ def context_text(chunk: Chunk, doc_name: str = "") -> str:
     """The chunk as the retrievers read it: its context line, a blank line, its text."""
     line = context_line(chunk, doc_name)
     return f"{line}\n\n{chunk.text}" if line else chunk.text
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """``chunk.text`` as the embedder reads it: without table delimiter rows outside fenced code; code as it is."""
+    if chunk.chunk_type == "code" or "-" not in chunk.text:
+        return chunk.text
+    pieces, last = [], 0
+    for fence in _FENCE.finditer(chunk.text):
+        pieces += [_TABLE_DELIMITER.sub("", chunk.text[last : fence.start()]), fence.group(0)]
+        last = fence.end()
+    pieces.append(_TABLE_DELIMITER.sub("", chunk.text[last:]))
+    return "".join(pieces)
 
 
 def windows(text: str, size: int = EMBED_WINDOW_TOKENS) -> list[tuple[str, int]]:
@@ -101,7 +123,8 @@ def plan_vectors(chunks: Sequence[Chunk], names: Mapping[str, str], contextual: 
         line = context_line(chunk, names.get(chunk.doc_id, ""))
         prefix = f"{line}\n\n" if line else ""
         size = max(window - len(encode(prefix)), MIN_WINDOW_TOKENS)
-        plan.parts.append([(text_index(prefix + part), float(tokens)) for part, tokens in windows(chunk.text, size)])
+        plan.parts.append([(text_index(prefix + part), float(tokens))
+                           for part, tokens in windows(embedding_text(chunk), size)])
     return plan
 
 

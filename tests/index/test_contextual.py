@@ -2,7 +2,7 @@ import numpy as np
 
 from rag_core.chunking import chunk_document
 from rag_core.config import ChunkingConfig
-from rag_core.stores.contextual import context_text, embed_chunks, plan_vectors, windows
+from rag_core.stores.contextual import context_text, embed_chunks, embedding_text, plan_vectors, windows
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.tokens import count_tokens
 from rag_core.types import Document
@@ -86,3 +86,26 @@ def test_pre_chunked_text_is_embedded_as_it_is():
     chunks = chunk_document(doc(), ChunkingConfig())
     plan = plan_vectors(chunks, {"d1": "guide/deploy.md"}, contextual=False)
     assert plan.texts == list(dict.fromkeys(c.text for c in chunks)) and not plan.derived
+
+
+def test_table_delimiter_rows_are_not_embedded_but_stay_in_the_chunk():
+    table = "| Constraint | Description |\n| :--------- | ----------: |\n| `pattern` | A regex the string must match |\n"
+    fenced = "```markdown\n| a | b |\n| --- | --- |\n```\n"
+    text = f"# Strings\n\nConstraints on strings:\n\n{table}\n{fenced}"
+    chunks = chunk_document(doc(text), ChunkingConfig(), "all")
+    plan = plan_vectors(chunks, {"d1": "types.md"})
+    embedded = "\n".join(plan.texts)
+    assert "| `pattern` | A regex the string must match |" in embedded  # the rows, their header and context
+    assert "| Constraint | Description |" in embedded and "types.md › Strings" in embedded
+    assert ":---------" not in embedded and "----------:" not in embedded
+    assert "| a | b |\n| --- | --- |" in embedded  # fenced code is embedded as it is
+    assert any(":---------" in c.text for c in chunks)  # what the context shows and evidence is judged on
+    rows = [c for c in chunks if c.granularity == "row"]
+    assert rows and all("---" not in plan.texts[t] for c in rows for t, _ in plan.parts[chunks.index(c)])
+
+
+def test_code_is_embedded_as_it_is():
+    code = "def f():\n    return 1\n# ----------\n# | --- | --- |\n"
+    source = Document(id="d2", name="f.py", doc_type="code", size=len(code), created="", text=code)
+    chunks = chunk_document(source, ChunkingConfig(), "paragraph")
+    assert embedding_text(chunks[0]) == chunks[0].text
