@@ -1,4 +1,5 @@
-"""Embedding throughput: MiniLM (ONNX Runtime and numpy engines, 2 threads vs 1), hashing, and the persistent cache (cold vs cached).
+"""Embedding throughput: MiniLM (ONNX Runtime and numpy engines, 2 threads vs 1), hashing, and the persistent
+cache (cold vs cached).
 
 Passages are SciFact abstracts (title + text, ~240 MiniLM tokens on average, 72% truncated at 256), queries
 are SciFact's claims. Run: ``python -m bench.embeddings [--passages 200] [--queries 300]``.

@@ -12,9 +12,9 @@ one of two engines that give the same vectors (cosine >= 0.9999 to each other):
 Both reproduce sentence-transformers' output (cosine >= 0.999, see tests/embeddings/test_minilm.py): exact-erf
 GELU, LayerNorm eps 1e-12, token-type row 0, mean pooling over the attention mask, L2 normalisation.
 
-Speed of the numpy engine on a small CPU: numpy's element-wise ops (softmax, GELU, LayerNorm) run on one core, so two batches on
-two Python threads with BLAS held to one thread beat one batch with two BLAS threads. Batches are sorted by
-token length so padding is small, and padded per batch. Note: using this embedder sets BLAS to one thread for
+Speed of the numpy engine on a small CPU: numpy's element-wise ops (softmax, GELU, LayerNorm) run on one core, so
+two batches on two Python threads with BLAS held to one thread beat one batch with two BLAS threads. Batches are
+sorted by token length so padding is small, and padded per batch. Note: using this embedder sets BLAS to one thread for
 the whole process (see ``hold_blas_to_one_thread``).
 """
 

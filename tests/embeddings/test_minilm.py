@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_core.embeddings import get_embedder
-from rag_core.embeddings import minilm
+from rag_core.embeddings import get_embedder, minilm
 from rag_core.embeddings.minilm import MiniLMEmbedder, gelu, plan_batches
 from rag_core.errors import EmbeddingError
 
