@@ -89,7 +89,8 @@ def test_pre_chunked_text_is_embedded_as_it_is():
 
 
 def test_table_delimiter_rows_are_not_embedded_but_stay_in_the_chunk():
-    table = "| Constraint | Description |\n| :--------- | ----------: |\n| `pattern` | A regex the string must match |\n"
+    table = ("| Constraint | Description |\n| :--------- | ----------: |\n"
+             "| `pattern` | A regex the string must match |\n")
     fenced = "```markdown\n| a | b |\n| --- | --- |\n```\n"
     text = f"# Strings\n\nConstraints on strings:\n\n{table}\n{fenced}"
     chunks = chunk_document(doc(text), ChunkingConfig(), "all")
