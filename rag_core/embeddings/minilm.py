@@ -21,6 +21,7 @@ the whole process (see ``hold_blas_to_one_thread``).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
@@ -39,6 +40,8 @@ from rag_core.embeddings.base import (
     report,
 )
 from rag_core.errors import EmbeddingError
+
+logger = logging.getLogger(__name__)
 
 MODEL_ID = "minilm-l6-v2"
 MAX_TOKENS = 256
@@ -428,6 +431,7 @@ class MiniLMEmbedder:
     def __init__(self, threads: int | None = None, batch_tokens: int = BATCH_TOKENS, model_path: Path | None = None,
                  engine: str = "auto"):
         threads = default_threads() if threads is None else threads
+        self._fallback = engine == "auto"  # auto falls back to numpy if ONNX Runtime cannot start here
         if engine == "auto":
             engine = "onnx" if onnx_available() else "numpy"
         if engine not in ENGINES:
@@ -466,7 +470,15 @@ class MiniLMEmbedder:
             mask[row, : len(row_ids)] = 1
         model = self.model
         if self.engine == "onnx":
-            return model.onnx_encoder().forward(model, ids, mask)
+            try:
+                encoder = model.onnx_encoder()
+            except EmbeddingError as e:
+                if not self._fallback:
+                    raise
+                logger.warning("%s; MiniLM runs on numpy instead (same vectors, slower)", e)
+                self.engine = "numpy"
+            else:
+                return encoder.forward(model, ids, mask)
         return model.forward(ids, mask)
 
     @documents_checked

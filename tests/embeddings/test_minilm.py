@@ -164,3 +164,19 @@ def test_engine_choice(monkeypatch):
     assert MiniLMEmbedder().engine == "numpy"
     with pytest.raises(EmbeddingError, match="RAG_MINILM_ENGINE=numpy"):
         MiniLMEmbedder(engine="onnx")
+
+
+def test_auto_falls_back_to_numpy_when_onnx_runtime_cannot_start(monkeypatch, caplog):
+    def broken(self):
+        raise EmbeddingError("could not start ONNX Runtime for MiniLM: no CPU provider")
+
+    expected = MiniLMEmbedder(engine="numpy").embed_query("rate limits per worker")
+    monkeypatch.setattr(minilm._Model, "onnx_encoder", broken)
+    auto = MiniLMEmbedder()
+    assert auto.engine == "onnx"
+    with caplog.at_level("WARNING"):
+        vector = auto.embed_query("rate limits per worker")
+    assert auto.engine == "numpy" and "runs on numpy instead" in caplog.text
+    np.testing.assert_allclose(vector, expected, atol=1e-6)
+    with pytest.raises(EmbeddingError, match="could not start ONNX Runtime"):
+        MiniLMEmbedder(engine="onnx").embed_query("rate limits per worker")
