@@ -335,7 +335,7 @@ class _OnnxEncoder:
     def forward(self, model: _Model, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         batch, length = ids.shape
         x = model.embed_tokens(ids).reshape(batch, length, model.hidden)
-        (hidden,) = self._session.run(None, {"x": x, "mask": mask.astype(np.int32)})
+        (hidden,) = self._session.run(None, {"x": x, "mask": mask.astype(np.int32, copy=False)})
         return model.pool(hidden, mask)
 
 
@@ -420,8 +420,9 @@ def default_threads() -> int:
 class MiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2 (384 dims, 256 tokens), float32, on ONNX Runtime or numpy.
 
-    ``engine``: ``onnx`` (ONNX Runtime, the default where it is installed), ``numpy`` (the pass above), or
-    ``auto``. Both give the same vectors, so they share one id.
+    ``engine``: ``onnx`` (ONNX Runtime), ``numpy`` (the pass above), or ``auto`` (the default: ``onnx`` where
+    onnxruntime and onnx are installed, else ``numpy``; also ``numpy`` when ONNX Runtime fails to start). Both give
+    the same vectors, so they share one id.
     """
 
     id = MODEL_ID
@@ -432,11 +433,12 @@ class MiniLMEmbedder:
                  engine: str = "auto"):
         threads = default_threads() if threads is None else threads
         self._fallback = engine == "auto"  # auto falls back to numpy if ONNX Runtime cannot start here
+        available = onnx_available()
         if engine == "auto":
-            engine = "onnx" if onnx_available() else "numpy"
+            engine = "onnx" if available else "numpy"
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of auto, {', '.join(ENGINES)}; got {engine!r}")
-        if engine == "onnx" and not onnx_available():
+        if engine == "onnx" and not available:
             raise EmbeddingError("the onnx MiniLM engine needs onnxruntime and onnx: pip install onnxruntime onnx "
                                  "(or set RAG_MINILM_ENGINE=numpy)")
         self.engine = engine
@@ -463,7 +465,7 @@ class MiniLMEmbedder:
     def _run_batch(self, token_ids: list[list[int]], positions: list[int]) -> np.ndarray:
         length = max(len(token_ids[p]) for p in positions)
         ids = np.zeros((len(positions), length), dtype=np.int64)
-        mask = np.zeros((len(positions), length), dtype=np.int64)
+        mask = np.zeros((len(positions), length), dtype=np.int32)  # ONNX Runtime's Attention takes int32
         for row, position in enumerate(positions):
             row_ids = token_ids[position]
             ids[row, : len(row_ids)] = row_ids
