@@ -41,10 +41,10 @@ class IndexSearch:
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         hits: list[tuple[Chunk, float]] = []
         exact = self._exact_vectors(snapshot)
-        if exact is not None and k > 0:
+        if exact is not None:
             found = exact.search(query_vector, k, filters.granularity, filters.chunk_types, filters.doc_ids, exclude)
             hits = [(snapshot.chunks[i], s) for i, s in found]
-        elif snapshot.chunks and k > 0:
+        elif snapshot.chunks:
             where = build_where(filters.granularity, filters.chunk_types, filters.doc_ids)
             # Over-fetch: the store may hold vectors of an uncommitted ingest, and excluded ids are dropped here.
             n = min(k + len(exclude) + 8, len(snapshot.chunks) + 64)
