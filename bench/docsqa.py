@@ -203,7 +203,8 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     if "naive" in names:
         naive_config = RAGConfig(chunking={"strategy": "fixed", "max_tokens": 512, "overlap": 50})
         index = open_built(settings, naive_config, f"{qa.name}-naive", qa.docs, langchain_chunks(qa.docs))
-        systems["naive"] = one_search(Retriever(index, plain, settings))
+        # RRF with the customary k = 60 (the RRF paper's, LangChain's EnsembleRetriever's): what a team would use.
+        systems["naive"] = one_search(Retriever(index, plain.model_copy(update={"rrf_k": 60}), settings))
     if "fixed" in names:
         fixed_config = RAGConfig(chunking={"strategy": "fixed", "max_tokens": 512, "overlap": 50})
         index = open_built(settings, fixed_config, f"{qa.name}-fixed", qa.docs)

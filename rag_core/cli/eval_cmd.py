@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rag_core.config import DEFAULT_RRF_K
 from rag_core.types import EMBEDDER_NAMES, EVAL_STRATEGIES
 
 
@@ -21,7 +22,8 @@ def register(subparsers) -> None:
     beir.add_argument("--embedder", choices=EMBEDDER_NAMES,
                       help="embedder of the index (default: hash for bm25, minilm otherwise)")
     beir.add_argument("--fusion", choices=("rrf", "weighted"), default="rrf", help="hybrid fusion (default rrf)")
-    beir.add_argument("--rrf-k", type=int, default=60, help="RRF constant (default 60)")
+    beir.add_argument("--rrf-k", type=int, default=DEFAULT_RRF_K,
+                      help=f"RRF constant (default {DEFAULT_RRF_K}, the product default)")
     beir.add_argument("--weight", type=float, default=0.5, help="vector share in weighted fusion (default 0.5)")
     beir.add_argument("--json", action="store_true", help="print one JSON object")
     beir.set_defaults(func=_beir)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_core.config import ChunkingConfig, RAGConfig, Settings, get_settings
+from rag_core.config import DEFAULT_RRF_K, ChunkingConfig, RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import BeirDataset
 from rag_core.types import Chunk, Document
@@ -119,7 +119,7 @@ def fuse(rankings: dict[str, Sequence[tuple[str, float]]], fusion: str, rrf_k: i
 
 
 def run_queries(index, dataset: BeirDataset, retriever: str, depth: int = 100, fusion: str = "rrf",
-                rrf_k: int = 60, weight: float = 0.5, progress: Progress | None = None,
+                rrf_k: int = DEFAULT_RRF_K, weight: float = 0.5, progress: Progress | None = None,
                 ) -> tuple[dict[str, list[str]], list[float]]:
     """Ranked document ids per judged query (``depth`` deep) and each query's latency in milliseconds."""
     check_options(retriever, fusion)
@@ -159,7 +159,8 @@ def score_run(run: dict[str, list[str]], dataset: BeirDataset, k: int = 10) -> d
 
 
 def evaluate_beir(dataset: BeirDataset, retriever: str = "bm25", k: int = 10, embedder: str | None = None,
-                  fusion: str = "rrf", rrf_k: int = 60, weight: float = 0.5, settings: Settings | None = None,
+                  fusion: str = "rrf", rrf_k: int = DEFAULT_RRF_K, weight: float = 0.5,
+                  settings: Settings | None = None,
                   progress: Progress | None = None, index=None) -> BeirReport:
     """Index (or reuse) the corpus, run every judged query, and score the run.
 

@@ -15,7 +15,8 @@ def test_included_chunk(fake_index):
     why = explain_missing(retriever, result, "p-config")
     assert why.removed_by is None and why.verdict == "retrieved and in the context"
     assert why.ranks["keyword"] == 1 and why.ranks["vector"] == 1 and why.ranks["fused"] == 1
-    assert why.rrf_contributions == {"vector": pytest.approx(1 / 61), "keyword": pytest.approx(1 / 61)}
+    k = retriever.config.rrf_k
+    assert why.rrf_contributions == {"vector": pytest.approx(1 / (k + 1)), "keyword": pytest.approx(1 / (k + 1))}
     assert [c.step for c in why.checks] == ["exclude", "filter", "rank", "threshold", "dedup", "budget"]
 
 

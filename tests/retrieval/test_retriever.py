@@ -60,7 +60,8 @@ def test_hybrid_hits_have_ranks_of_both_retrievers_and_the_fused_rank(fake_index
     top = result.hits[0]
     assert top.chunk.id == "p-config"
     assert set(top.ranks) == {"vector", "keyword", "fused"} and top.ranks["fused"] == 1
-    assert top.scores["fused"] == pytest.approx(1 / (60 + top.ranks["vector"]) + 1 / (60 + top.ranks["keyword"]))
+    k = RetrievalConfig().rrf_k
+    assert top.scores["fused"] == pytest.approx(1 / (k + top.ranks["vector"]) + 1 / (k + top.ranks["keyword"]))
     weighted = _retriever(fake_index, strategy="hybrid", fusion="weighted", hybrid_weight=1.0,
                           min_confidence=0.0).retrieve("timeout request")
     assert weighted.hits[0].score == pytest.approx(1.0)
