@@ -3,8 +3,9 @@
 Both take ``{retriever name: [(item id, raw score), ...] best first}`` and return ``Fused`` items best first,
 keeping each retriever's 1-based rank and raw score so a hit can always say where it came from.
 
-* RRF (Cormack et al., 2009): ``score(d) = Σ_r 1 / (k + rank_r(d))``, ``k = 60`` by default. It ignores raw
-  scores, so it needs no calibration between BM25 and cosine.
+* RRF (Cormack et al., 2009): ``score(d) = Σ_r 1 / (k + rank_r(d))``, with the paper's ``k = 60`` as this
+  function's default; search passes ``RetrievalConfig.rrf_k`` (20, measured in ``rag_core.config``). It ignores
+  raw scores, so it needs no calibration between BM25 and cosine.
 * Weighted: each list's scores are min-max normalised to [0, 1] (best = 1, worst = 0; a list of one or of
   equal scores maps to 1), then ``score(d) = Σ_r w_r · norm_r(d)`` with ``Σ w_r = 1``; an item absent from a
   list gets 0 from it.
