@@ -83,11 +83,12 @@ def load_scifact(n_docs: int):
 
 
 def hybrid_search(index, query: str, k: int, filters) -> list:
+    from rag_core.config import DEFAULT_RRF_K
     from rag_core.retrieval.fusion import rrf_fuse
 
     vector = [(c.id, s) for c, s in index.vector_search(query, k, filters)]
     keyword = [(c.id, s) for c, s in index.keyword_search(query, k, filters)]
-    return rrf_fuse({"vector": vector, "keyword": keyword}, k=60)[:k]
+    return rrf_fuse({"vector": vector, "keyword": keyword}, k=DEFAULT_RRF_K)[:k]
 
 
 def run_load(index, queries: list[str], total: int, clients: int, k: int, server_pgid: int | None) -> dict:
