@@ -151,7 +151,7 @@ def test_connection_held_open_ends_within_the_time_budget(make_llm_settings, fak
     with fake.LlamaCppServer([fake.held_open(3.0)] * 3) as server:
         result, elapsed = _ask(server, make_llm_settings, fake_index, fake_retriever, llm_timeout_s=10.0,
                                llm_time_budget_s=1.0)
-    assert elapsed < 2.0
+    assert elapsed < 2.5  # unbounded: 3 s for the first request alone
     assert "time budget of 1 s" in result.stop_reason
     assert result.steps[-1].tool == "out_of_time" and "time budget" in result.steps[-1].error
     assert not result.grounded and result.grounding
@@ -194,7 +194,7 @@ def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index,
                                 llm=LLMClient(settings), retriever=fake_retriever, on_answer_text=pieces.append))
         elapsed = time.monotonic() - started
     result = events[-1]
-    assert isinstance(result, AgentResult) and elapsed < 1.8  # unbounded: 4 s
+    assert isinstance(result, AgentResult) and elapsed < 3.0  # unbounded: 4 s
     assert 10 < len(pieces) < 150  # some of the answer arrived, not all 400 tokens
     assert "[answer cut off: the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out]" in result.answer
     assert any("time budget ran out" in w for w in result.warnings)

@@ -151,12 +151,13 @@ def test_deadline_caps_the_wait_and_stops_retries(scripted_server, make_llm_sett
 
     from rag_core.llm import LLMOutOfTime
 
-    with scripted_server([{"delay": 2.0, **fake.answer("late")}]) as server:
+    with scripted_server([{"delay": 4.0, **fake.answer("late")}]) as server:
         client = _client(server.base_url, make_llm_settings, llm_timeout_s=30.0)
         started = time.monotonic()
         with pytest.raises(LLMOutOfTime, match="RAG_LLM_TIME_BUDGET_S"):
             client.chat([{"role": "user", "content": "q"}], deadline=time.monotonic() + 0.5)
-    assert time.monotonic() - started < 1.5 and len(server.requests) == 1
+    # unbounded: 4 s; the margin above the 0.5 s deadline leaves room for a loaded test machine
+    assert time.monotonic() - started < 2.5 and len(server.requests) == 1
 
 
 def test_timeout_is_not_retried(scripted_server, make_llm_settings):
