@@ -5,8 +5,8 @@ torch (sentence-transformers, transformers). So the weights are loaded with ``sa
 one of two engines that give the same vectors (cosine >= 0.9999 to each other):
 
 - ``onnx`` (default where installed): a six-layer ONNX graph written from those arrays with ``onnx.helper``
-  and run by ONNX Runtime's fused CPU kernels (``_OnnxEncoder``): about 1.25x the passages per CPU-second
-  of numpy and two thirds of its single-query latency (10.7 against 16.2 ms p50) on this machine
+  and run by ONNX Runtime's fused CPU kernels (``_OnnxEncoder``): about 1.45x the passages per CPU-second
+  of numpy and a little over half its single-query latency (9.2 against 16.1 ms p50) on this machine
   (``python -m bench embeddings``).
 - ``numpy``: the BERT encoder written out in about 60 lines of numpy (``_Model.forward``), the fallback.
 
@@ -48,9 +48,9 @@ MODEL_ID = "minilm-l6-v2"
 MAX_TOKENS = 256
 DIM = 384
 # A batch holds at most this many (padded) tokens and this many texts: four full windows. Small batches keep a
-# layer's activations (1,024 x 1,536 floats = 6 MB at the widest) in cache: ONNX Runtime embedded the pydantic
-# docs' passages at 16.1-16.3 texts per CPU-second with 1,024 against 14.2-14.7 with 4,096 (same run, 2 threads;
-# 512 gave 15.8, 2,048 13.9-14.6); numpy was level (11.7-12.0 against 10.6-12.9).
+# layer's activations (1,024 x 1,536 floats = 6 MB at the widest) in cache. ONNX Runtime, 2 threads, embedding
+# texts of the pydantic docs: 16.1-16.3 texts per CPU-second with 1,024 against 14.2-14.7 with 4,096 in one run;
+# over five runs 256-1,024 gave 14.1-16.3 and 2,048-4,096 12.2-14.7. numpy was level (11.7-12.0 against 10.6-12.9).
 BATCH_TOKENS = 1024
 MAX_BATCH = 64
 # A text joins a batch only if it is at least this fraction of the batch's padded length.
