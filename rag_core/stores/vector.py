@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -129,6 +130,19 @@ def build_where(
 # questions returned identical rankings. It is a query-time setting, raised on collections made before too.
 EF_SEARCH = 200
 
+# A where-filtered query made while a Chroma server flushes a write can fail with "Error finding id": the
+# metadata already lists a row that the HNSW reader does not hold yet (chroma-core/chroma#7032, open; an
+# unfiltered query over the same rows succeeds). "Error creating hnsw segment reader" is the same race on a
+# collection's first write. Such a query is retried after short pauses; if it still fails, it is done
+# unfiltered and filtered by Chroma's metadata. Seen once in a CI run of concurrent ingests and searches.
+_MISSING_ID = "Error finding id"
+_TRANSIENT_ERRORS = (_MISSING_ID, "Error creating hnsw segment reader")
+_RETRY_PAUSES = (0.05, 0.2, 0.5)
+
+
+def _transient(e: Exception) -> bool:
+    return any(marker in str(e) for marker in _TRANSIENT_ERRORS)
+
 
 class ChromaVectorStore:
     """One Chroma collection in cosine space; we always pass our own embeddings (no embedding function)."""
@@ -192,19 +206,47 @@ class ChromaVectorStore:
     def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
         if n <= 0:
             return []
-        try:
-            result = self._collection.query(
-                query_embeddings=[np.asarray(embedding, dtype=np.float32)],
-                n_results=int(n),
-                where=where,
-                include=["distances"],
-            )
-        except Exception as e:
-            raise self._fail("vector search", e) from e
+        embedding = np.asarray(embedding, dtype=np.float32)
+        for attempt, pause in enumerate((*_RETRY_PAUSES, None)):
+            try:
+                return self._query(embedding, n, where)
+            except Exception as e:
+                if not _transient(e):
+                    raise self._fail("vector search", e) from e
+                if pause is not None:  # a write was being flushed: the same query succeeds moments later
+                    _log.info("vector search on %s hit %s; retrying (%d)", self._where, e, attempt + 1)
+                    time.sleep(pause)
+                    continue
+                if where is None or _MISSING_ID not in str(e):
+                    raise self._fail("vector search", e) from e
+                _log.warning("filtered vector search on %s kept failing (%s); searching unfiltered", self._where, e)
+                try:
+                    return self._query_then_filter(embedding, n, where)
+                except Exception as e2:
+                    raise self._fail("vector search", e2) from e2
+        raise AssertionError("unreachable")
+
+    def _query(self, embedding: np.ndarray, n: int, where: dict | None) -> list[tuple[str, float]]:
+        result = self._collection.query(query_embeddings=[embedding], n_results=int(n), where=where,
+                                        include=["distances"])
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result["distances"] else []
         # Chroma's cosine distance is 1 - cosine similarity.
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(ids, distances, strict=True)]
+
+    def _query_then_filter(self, embedding: np.ndarray, n: int, where: dict) -> list[tuple[str, float]]:
+        """The filtered search done as an unfiltered one, widened until ``n`` rows pass ``where``. Chroma applies
+        ``where`` itself: a ``get`` by ids reads the metadata only, never the HNSW reader that lacked the id."""
+        total = self._collection.count()
+        fetch = min(max(4 * n, 64), total)
+        while True:
+            found = self._query(embedding, fetch, None)
+            ids = [i for i, _ in found]
+            passing = set(self._collection.get(ids=ids, where=where, include=[])["ids"]) if ids else set()
+            hits = [(i, s) for i, s in found if i in passing]
+            if len(hits) >= n or len(found) < fetch or fetch >= total:
+                return hits[:n]
+            fetch = min(2 * fetch, total)
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (those present), read in pages."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rag_core.config import Settings
+from rag_core.errors import IndexError_
 from rag_core.embeddings import get_embedder
 from rag_core.index import Filters, Index
 from rag_core.loaders import load_path, sample_paths, samples_dir
@@ -69,3 +70,58 @@ def test_embedded_vector_search_is_exact_without_chroma_hnsw(data_dir, monkeypat
             found = index.vector_search(question, k, Filters(granularity=granularity, chunk_types=chunk_types))
             exact = np.sort(np.where(allowed, vectors @ embedder.embed_query(question), -np.inf))[::-1][:k]
             assert np.allclose([s for _, s in found], exact, atol=1e-5), question
+
+
+class _Flaky:
+    """Wraps a Chroma collection: where-filtered queries raise Chroma's HNSW race error ``failures`` times."""
+
+    def __init__(self, collection, failures: int):
+        self._collection, self.failures, self.calls = collection, failures, []
+
+    def query(self, **kwargs):
+        self.calls.append(kwargs.get("where"))
+        if kwargs.get("where") is not None and self.failures > 0:
+            self.failures -= 1
+            raise RuntimeError("Error executing plan: Internal error: Error finding id")
+        return self._collection.query(**kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+@pytest.mark.parametrize("failures", [1, 100])
+def test_filtered_search_survives_chromas_missing_id_race(data_dir, monkeypatch, failures):
+    # chroma-core/chroma#7032: a where-filtered query during a server's flush can fail with "Error finding id".
+    monkeypatch.setattr("rag_core.stores.vector._RETRY_PAUSES", (0.0, 0.0))
+    store = ChromaVectorStore(make_client(Settings(data_dir=str(data_dir))), "flaky", {"note": "x"}, "embedded")
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(200, 8)).astype(np.float32)
+    ids = [f"c{i:03d}" for i in range(200)]
+    store.upsert(ids, vectors, [{"granularity": "paragraph" if i % 5 == 0 else "section"} for i in range(200)])
+    where = {"granularity": {"$in": ["paragraph"]}}
+    expected = store.query(vectors[3], 10, where)
+    flaky = _Flaky(store._collection, failures)
+    store._collection = flaky
+
+    got = store.query(vectors[3], 10, where)
+
+    assert [i for i, _ in got] == [i for i, _ in expected]  # the same ten paragraphs, best first
+    assert all(int(i[1:]) % 5 == 0 for i, _ in got)
+    assert got[0][1] == pytest.approx(expected[0][1])
+    assert flaky.calls.count(where) == min(failures + 1, 3)  # retried; then, if it still fails, unfiltered
+    assert (None in flaky.calls) == (failures >= 3)
+
+
+def test_other_search_failures_are_not_retried(data_dir):
+    store = ChromaVectorStore(make_client(Settings(data_dir=str(data_dir))), "broken", {"note": "x"}, "embedded")
+    store.upsert(["a"], np.ones((1, 8), dtype=np.float32), [{"granularity": "paragraph"}])
+
+    class Broken(_Flaky):
+        def query(self, **kwargs):
+            self.calls.append(kwargs.get("where"))
+            raise RuntimeError("disk I/O error")
+
+    store._collection = broken = Broken(store._collection, 0)
+    with pytest.raises(IndexError_, match="vector search failed on embedded .*disk I/O error"):
+        store.query(np.ones(8, dtype=np.float32), 1, {"granularity": "paragraph"})
+    assert len(broken.calls) == 1
