@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rag_core.config import Settings
-from rag_core.errors import IndexError_
 from rag_core.embeddings import get_embedder
+from rag_core.errors import IndexError_
 from rag_core.index import Filters, Index
 from rag_core.loaders import load_path, sample_paths, samples_dir
 from rag_core.stores.contextual import embed_chunks
