@@ -207,24 +207,25 @@ class ChromaVectorStore:
         if n <= 0:
             return []
         embedding = np.asarray(embedding, dtype=np.float32)
-        for attempt, pause in enumerate((*_RETRY_PAUSES, None)):
+        for attempt, pause in enumerate(_RETRY_PAUSES, start=1):
             try:
                 return self._query(embedding, n, where)
             except Exception as e:
                 if not _transient(e):
                     raise self._fail("vector search", e) from e
-                if pause is not None:  # a write was being flushed: the same query succeeds moments later
-                    _log.info("vector search on %s hit %s; retrying (%d)", self._where, e, attempt + 1)
-                    time.sleep(pause)
-                    continue
-                if where is None or _MISSING_ID not in str(e):
-                    raise self._fail("vector search", e) from e
-                _log.warning("filtered vector search on %s kept failing (%s); searching unfiltered", self._where, e)
-                try:
-                    return self._query_then_filter(embedding, n, where)
-                except Exception as e2:
-                    raise self._fail("vector search", e2) from e2
-        raise AssertionError("unreachable")
+                # A write was being flushed: the same query succeeds moments later.
+                _log.info("vector search on %s hit %s; retrying (%d)", self._where, e, attempt)
+                time.sleep(pause)
+        try:
+            return self._query(embedding, n, where)
+        except Exception as e:
+            if where is None or _MISSING_ID not in str(e):
+                raise self._fail("vector search", e) from e
+            _log.warning("filtered vector search on %s kept failing (%s); searching unfiltered", self._where, e)
+        try:
+            return self._query_then_filter(embedding, n, where)
+        except Exception as e:
+            raise self._fail("vector search", e) from e
 
     def _query(self, embedding: np.ndarray, n: int, where: dict | None) -> list[tuple[str, float]]:
         result = self._collection.query(query_embeddings=[embedding], n_results=int(n), where=where,
