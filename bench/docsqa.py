@@ -1,14 +1,18 @@
 """Real-docs QA: our chunking, one-shot search and agent against naive RAG, with chunking-independent gold.
 
-``python -m bench docsqa [--sets fastapi,code] [--budgets 1000,1500] [--limit N] [--systems ...] [--verbose]``
+``python -m bench docsqa [--sets fastapi,code,multihop] [--budgets 1000,1500] [--limit N] [--systems ...] [--verbose]``
 
-Two question sets from ``../shared/datasets``, each over documents nobody here wrote:
+Three question sets from ``../shared/datasets``, each over documents nobody here wrote:
 
 - ``fastapi``: 80 paraphrased questions over the 155 Markdown files of the FastAPI docs, gold = verbatim evidence
   spans. An evidence place is found when one of its spans is in the context (whitespace-normalised); a question
   is answered when all of its places are found (the dataset README's rule, ``validate.py``'s helpers).
 - ``code``: 248 questions over 90 source files of 9 repositories; a gold chunk is found when at least half of its
   non-blank lines of 20+ characters (whitespace-normalised) are in the context (its SOURCE.md's rule).
+- ``multihop``: 60 multi-part questions (comparison, bridge, aggregation, procedure; 2-4 evidence places each)
+  and 12 unanswerable ones over the 89 Markdown files of the pydantic docs, judged like ``fastapi``; "complete"
+  is the share of questions with every place in the context, and the agent's "not found" answers are counted on
+  the unanswerable questions (wanted) and on the answerable ones (false). Budgets 1,500 and 3,000 tokens.
 
 Systems, all in the same run over the same MiniLM embedder (and its cache), each filling the same token budget:
 
@@ -42,7 +46,10 @@ from bench.results_file import publish
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 SYSTEMS = ("naive", "fixed", "one-shot", "agent")
-SETS = ("fastapi", "code")
+SETS = ("fastapi", "code", "multihop")
+# Budgets when --budgets is not given: the single-place sets at 1,000 and 1,500 tokens, the multi-part set at 1,500
+# and 3,000 (a question of 2-4 places needs room for each).
+DEFAULT_BUDGETS = {"fastapi": [1000, 1500], "code": [1000, 1500], "multihop": [1500, 3000]}
 SEARCH_DEPTH = 30  # hits asked of every one-shot system; the budget, not k, decides how many are used
 _WS = re.compile(r"\s+")
 
@@ -60,6 +67,8 @@ class Item:
     intent: str
     places: list[list[str]]  # per place: the normalised strings that must occur
     need: list[int]  # per place: how many of its strings must occur
+    # False for a question the documents do not answer (no places): it scores "said not found", not recall.
+    answerable: bool = True
 
     def found(self, context: str) -> int:
         hay = normalize_ws(context)
@@ -84,6 +93,25 @@ def load_fastapi(limit: int) -> QASet:
         places = [[normalize_ws(s) for s in place["spans"]] for place in record["evidence"]]
         items.append(Item(record["id"], record["question"], record["intent"], places, [1] * len(places)))
     return QASet("fastapi", docs, items[:limit] if limit else items)
+
+
+def load_multihop(limit: int) -> QASet:
+    """The pydantic multi-part set: 60 questions of 2-4 evidence places (by type) and 12 the docs do not answer."""
+    from rag_core.loaders import load_path
+
+    root = SHARED / "corpora" / "pydantic_docs"
+    docs = [load_path(p, name=str(p.relative_to(root))) for p in sorted((root / "docs").rglob("*.md"))]
+    items = []
+    path = SHARED / "datasets" / "pydantic_multihop_qa" / "questions.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        places = [[normalize_ws(s) for s in place["spans"]] for place in record["evidence"]]
+        items.append(Item(record["id"], record["question"], record["type"], places, [1] * len(places),
+                          answerable=bool(places)))
+    if limit:  # the first N answerable questions and the first N/5 (at least 1) unanswerable ones
+        answerable = [i for i in items if i.answerable][:limit]
+        items = answerable + [i for i in items if not i.answerable][: max(1, limit // 5)]
+    return QASet("multihop", docs, items)
 
 
 def _gold_lines(content: str) -> list[str]:
@@ -197,7 +225,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     def one_search(retriever, overrides=None):
         def run(question: str, budget: int):
             result = retriever.retrieve(question, overrides=overrides)
-            return fill([h.chunk for h in result.hits], budget), 1
+            return fill([h.chunk for h in result.hits], budget), 1, None  # one search never says "not found"
         return run
 
     if "naive" in names:
@@ -222,7 +250,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
                 run_config = config.model_copy(update={"agent": config.agent.model_copy(
                     update={"context_budget": budget})})
                 answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever)
-                return [h.chunk for h in answer.context_hits], len(answer.steps)
+                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found
             systems["agent"] = agent
     return systems
 
@@ -240,13 +268,15 @@ def evaluate(qa: QASet, systems: dict[str, Callable], budgets: list[int], verbos
             for item in qa.items:
                 system(item.question, budget)  # warm-up: the query embedding comes from the cache for everyone
                 tick = time.perf_counter()
-                chunks, steps = system(item.question, budget)
+                chunks, steps, not_found = system(item.question, budget)
                 ms = (time.perf_counter() - tick) * 1000
                 found = item.found("\n".join(c.text for c in chunks))
                 per.append({"id": item.id, "intent": item.intent, "found": found, "places": len(item.places),
+                            "answerable": item.answerable, "not_found": not_found,
                             "tokens": sum(c.tokens for c in chunks), "ms": ms, "steps": steps})
                 if verbose:
-                    print(f"  {budget} {name:<8} {item.id} {found}/{len(item.places)} {item.question[:70]}")
+                    said = " said not found" if not_found else ""
+                    print(f"  {budget} {name:<8} {item.id} {found}/{len(item.places)}{said} {item.question[:70]}")
             rows.append({"set": qa.name, "budget": budget, "system": name, "per": per})
             s = summarise(per)
             print(f"  {qa.name} budget {budget} {name:<8} place {s['place']:.3f} question {s['question']:.3f} "
@@ -255,10 +285,19 @@ def evaluate(qa: QASet, systems: dict[str, Callable], budgets: list[int], verbos
 
 
 def summarise(per: list[dict]) -> dict:
+    every = per
+    per = [r for r in every if r.get("answerable", True)]  # recall is over the answerable questions only
     places = sum(r["places"] for r in per)
+    null = [r for r in every if not r.get("answerable", True)]
+    said = [r for r in every if r.get("not_found") is not None]
     return {
         "place": sum(r["found"] for r in per) / places if places else 0.0,
         "question": sum(r["found"] == r["places"] for r in per) / len(per) if per else 0.0,
+        # "Not found" answers: on unanswerable questions (wanted) and on answerable ones (false), as counts.
+        "null_said": sum(bool(r.get("not_found")) for r in null) if said else None,
+        "null_n": len(null),
+        "false_said": sum(bool(r.get("not_found")) for r in per) if said else None,
+        "answerable_n": len(per),
         "tokens": statistics.fmean(r["tokens"] for r in per) if per else 0.0,
         "steps": statistics.fmean(r["steps"] for r in per) if per else 0.0,
         "p50": _pct([r["ms"] for r in per], 0.5),
@@ -279,8 +318,16 @@ def report(rows: list[dict], args) -> str:
             block = [r for r in rows if r["set"] == set_name and r["budget"] == budget]
             intents = sorted({p["intent"] for r in block for p in r["per"]})
             per_intent = len(intents) > 1
+            multi = any(not p.get("answerable", True) for r in block for p in r["per"])
             head = "| system | place recall | question recall | tokens (mean) | steps | p50 ms | p95 ms |"
             rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+            said = any(p.get("not_found") is not None for r in block for p in r["per"])
+            if multi:  # question recall is "complete" there (every place of the question in the context)
+                head = head.replace("question recall", "complete")
+                intents = [i for i in intents if i != "null"]
+            if said:
+                head += " not found: unanswerable | answerable |"
+                rule += " ---: | ---: |"
             if per_intent:
                 head += "".join(f" {i} |" for i in intents)
                 rule += " ---: |" * len(intents)
@@ -291,10 +338,17 @@ def report(rows: list[dict], args) -> str:
                 s = summarise(r["per"])
                 cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {s['tokens']:.0f} "
                          f"| {s['steps']:.2f} | {s['p50']:.0f} | {s['p95']:.0f} |")
+                if said:
+                    cells += (f" {s['null_said']} of {s['null_n']} | {s['false_said']} of {s['answerable_n']} |"
+                              if s["null_said"] is not None else " – | – |")
                 if per_intent:
-                    cells += "".join(f" {summarise([p for p in r['per'] if p['intent'] == i])['place']:.3f} |"
-                                     for i in intents)
+                    for intent in intents:
+                        t = summarise([p for p in r["per"] if p["intent"] == intent])
+                        cells += f" {t['place']:.3f} / {t['question']:.2f} |" if multi else f" {t['place']:.3f} |"
                 lines.append(cells)
+            if multi:
+                lines += ["", "Per type: place recall / complete. Not found: questions answered \"the documents do "
+                          "not answer this\" (only the agent decides that)."]
             if naive:
                 ratios = ", ".join(f"{r['system']} {summarise(r['per'])['place'] - naive['place']:+.3f}"
                                    for r in block if r["system"] != "naive")
@@ -307,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench docsqa", description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {SETS}")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {SYSTEMS}")
-    parser.add_argument("--budgets", default="1000,1500", help="context budgets in tokens, comma-separated")
+    parser.add_argument("--budgets", default="", help="context budgets in tokens, comma-separated (default: "
+                        "1000,1500 for fastapi and code, 1500,3000 for multihop)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions of each set (0: all)")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--no-publish", action="store_true", help="print only; leave bench/results alone")
@@ -317,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [s for s in args.systems.split(",") if s]
     if set(sets) - set(SETS) or set(names) - set(SYSTEMS):
         parser.error(f"sets from {SETS}, systems from {SYSTEMS}")
-    budgets = [int(b) for b in args.budgets.split(",")]
+    budgets = [int(b) for b in args.budgets.split(",") if b]
 
     os.environ["RAG_DATA_DIR"] = str(args.data_dir)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -326,10 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = get_settings()
     rows = []
     for set_name in sets:
-        qa = load_fastapi(args.limit) if set_name == "fastapi" else load_code(args.limit)
+        qa = {"fastapi": load_fastapi, "code": load_code, "multihop": load_multihop}[set_name](args.limit)
         print(f"{set_name}: {len(qa.docs)} documents, {len(qa.items)} questions", flush=True)
         systems = make_systems(qa, settings, names)
-        rows += evaluate(qa, {n: systems[n] for n in names}, budgets, args.verbose)
+        rows += evaluate(qa, {n: systems[n] for n in names}, budgets or DEFAULT_BUDGETS[set_name], args.verbose)
     text = report(rows, args)
     print(text)
     if not args.no_publish:

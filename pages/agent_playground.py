@@ -57,8 +57,8 @@ asked = st.chat_input("Ask about your documents") or prefill.get("question")
 chat = st.session_state.setdefault(CHAT_KEY, [])
 # Earlier turns name their sources through the index they searched (already open, so this costs nothing).
 earlier_index = state.guarded(lambda: state.index_for(config), "Opening the index") if chat else None
-for turn, (question, result, *baseline) in enumerate(chat):  # earlier turns, one-shot side kept when compared
-    agent_view.render_turn(turn, question, result, baseline[0] if baseline else None, earlier_index)
+for turn, (question, result, *one_shot_side) in enumerate(chat):  # earlier turns; one-shot side kept if compared
+    agent_view.render_turn(turn, question, result, earlier_index, *one_shot_side)
 if asked:
     one_shot_box, answer_box, details_box = agent_view.turn_layout(asked, compare, policy)
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
@@ -71,12 +71,12 @@ if asked and counts is None:  # the index could not be opened or read: the error
 elif asked and not any(counts.values()):
     answer_box.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
 elif asked:
-    baseline = None
+    baseline = coverage = None
     if compare:
         with one_shot_box:
             baseline = agent_view.one_shot(asked, index, config)
-            if baseline is not None:
-                agent_view.render_one_shot(asked, baseline, index)
+            if baseline is not None:  # its answer, and the parts of the question it missed (kept with the turn)
+                coverage = agent_view.render_one_shot(asked, baseline, index)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
         llm = state.llm() if policy != "offline" else None
@@ -87,4 +87,4 @@ elif asked:
     if result is not None:
         with details_box:
             agent_view.render_details(result, len(chat))
-        chat.append((asked, result, baseline))
+        chat.append((asked, result, baseline, coverage))

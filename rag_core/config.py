@@ -151,8 +151,8 @@ class RetrievalConfig(_Strict):
 
 class AgentConfig(_Strict):
     policy: PolicyName = "offline"
-    max_steps: int = Field(6, ge=1, le=30)
-    max_retrievals: int = Field(4, ge=1, le=30)
+    max_steps: int = Field(10, ge=1, le=30)
+    max_retrievals: int = Field(8, ge=1, le=30)
     context_budget: int = Field(3000, ge=200, le=128_000)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 

@@ -11,7 +11,7 @@ from streamlit.errors import StreamlitAPIException
 import rag_core.agent
 from rag_core.agent import AgentResult, AgentState
 from rag_core.agent.answer import NOT_FOUND
-from ui import agent_text, state
+from ui import agent_plan_view, agent_text, state
 from ui.text import md_escape, md_inert, safe_markdown
 
 
@@ -94,29 +94,45 @@ def gauge(tokens: int, budget: int) -> go.Figure:
     return figure
 
 
-def render_answer(result: AgentResult, turn: int, index) -> None:
-    """The answer (sources named, not chunk ids), its clickable citations (one short button each, flowing onto
-    new lines) and how it stopped."""
-    if result.fallback:
-        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
-    for note in result.warnings:
-        st.info(md_inert(note))
-    if not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
-        st.warning(f"**Ungrounded answer** ({md_inert(result.grounding)}): it is not backed by a retrieved passage; "
-                   "check the documents before relying on it.")
-    st.markdown(agent_text.readable_answer(result.answer, index))  # sources named; no images, HTML or odd links
-    by_id = {h.chunk.id: h for h in result.context_hits}
+def chunk_buttons(hits, turn: int, key: str, prefix: str = "", note: str = "") -> None:
+    """One short button per chunk (document › heading, flowing onto new lines) that opens it in the Chunk
+    Explorer; the full source and heading path in its tooltip."""
     with st.container(horizontal=True, gap="small"):
-        for chunk_id in result.citations:
-            hit = by_id[chunk_id]
+        for hit in hits:
+            chunk_id = hit.chunk.id
             label, full = agent_text.citation_label(hit.source_name, hit.chunk.heading)
-            if st.button(f"📎 {label}", key=f"cite-{turn}-{chunk_id}",
-                         help=f"{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
+            if st.button(f"{prefix}{label}", key=f"{key}-{turn}-{chunk_id}",
+                         help=f"{note}{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
                 try:
                     state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)
                 except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
                     st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
                             "pre-selected there.")
+
+
+def render_answer(result: AgentResult, turn: int, index) -> None:
+    """The answer (sources named, not chunk ids), its clickable citations and how it stopped; the plan and its
+    checklist for a question in several parts; for a question the documents do not answer, a banner and the
+    closest places instead of an answer."""
+    found = getattr(result, "found", True)  # a result kept from before "not found" existed
+    if result.fallback:
+        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
+    for note in result.warnings:
+        st.info(md_inert(note))
+    if not found:
+        agent_plan_view.render_not_found(result)
+    elif not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
+        st.warning(f"**Ungrounded answer** ({md_inert(result.grounding)}): it is not backed by a retrieved passage; "
+                   "check the documents before relying on it.")
+    agent_plan_view.render_plan(result, index)
+    if found:
+        st.markdown(agent_text.readable_answer(result.answer, index))  # sources named; no images, HTML or odd links
+        by_id = {h.chunk.id: h for h in result.context_hits}
+        chunk_buttons([by_id[c] for c in result.citations], turn, "cite", prefix="📎 ")
+    elif result.context_hits:
+        st.caption(":material/near_me: **Closest places found: closest, not an answer**")
+        chunk_buttons(result.context_hits[: agent_plan_view.CLOSEST], turn, "closest",
+                      note="Closest, not an answer: ")
     st.caption(f"Stopped: {md_inert(result.stop_reason)} · {md_inert(result.grounding)} · {len(result.steps)} steps · "
                f"{result.elapsed_ms:.0f} ms · "
                f"de-dup kept {result.dedup_saved_tokens} tokens out ({result.dedup_saving_pct:.0f}% of new material)")
@@ -146,16 +162,21 @@ def one_shot(question: str, index, config):
                              "One-shot RAG")
 
 
-def render_one_shot(question: str, result, index) -> None:
-    """The one-shot result answered by the same extractive answerer as the offline agent."""
+def render_one_shot(question: str, result, index, coverage: list[dict] | None = None) -> list[dict] | None:
+    """The one-shot result answered by the same extractive answerer as the offline agent, and the parts of the
+    question its context misses (``coverage``: kept from the live turn; computed when None). Returns it."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
     answer = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
     st.markdown(agent_text.readable_answer(answer, index))
+    if coverage is None and index is not None:
+        coverage = agent_plan_view.one_shot_coverage(question, result.hits, index)
+    agent_plan_view.render_one_shot_parts(coverage)
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
         st.code(result.context.text or "(empty)", language=None)
+    return coverage
 
 
 # Side by side, a Markdown table in an answer ran past its half of the page ("Descr…", "Postg…"): tables in chat
@@ -197,12 +218,13 @@ def run_live(question: str, index, config, settings, policy: str, conversation: 
     return final
 
 
-def render_turn(turn: int, question: str, result: AgentResult, baseline, index) -> None:
-    """An earlier turn: the question, the one-shot side when it was compared, the steps, answer and details."""
+def render_turn(turn: int, question: str, result: AgentResult, index, baseline=None, coverage=None) -> None:
+    """An earlier turn: the question, the one-shot side when it was compared (with the parts it missed), the
+    steps, answer and details."""
     one_shot_box, answer_box, details_box = turn_layout(question, baseline is not None, result.policy)
     if baseline is not None:
         with one_shot_box:
-            render_one_shot(question, baseline, index)
+            render_one_shot(question, baseline, index, coverage)
     with answer_box:
         for step in result.steps:
             render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step, index)))

@@ -18,6 +18,8 @@ from typing import Any
 
 from rag_core.agent.answer import NOT_FOUND, extractive_answer
 from rag_core.agent.context import AgentContext
+from rag_core.agent.coverage import judge_coverage, not_found_answer
+from rag_core.agent.plan import plan_question
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
@@ -49,14 +51,14 @@ def time_budget_s(settings: Settings | None, llm: Any) -> float:
     return float(getattr(llm, "time_budget_s", DEFAULT_TIME_BUDGET_S))
 
 
-def grounding_of(citations: list[str], context: AgentContext, answer: str) -> tuple[bool, str]:
+def grounding_of(citations: list[str], context: AgentContext, answer: str, found: bool = True) -> tuple[bool, str]:
     """Whether an answer rests on retrieved text: it cites at least one chunk of the final context."""
     if citations:
         return True, f"cites {len(citations)} retrieved chunk(s)"
     if not context.hits:
         return False, "ungrounded: nothing was retrieved, so the answer rests on no document"
-    if answer.strip() == NOT_FOUND:
-        return False, "ungrounded: nothing relevant was found in the retrieved chunks"
+    if not found or answer.strip() == NOT_FOUND:
+        return False, "ungrounded: nothing relevant was found in the retrieved chunks (the answer says so)"
     return False, "ungrounded: the answer cites none of the retrieved chunks"
 
 
@@ -168,7 +170,16 @@ def run_agent(
     citations = [c for c in citations if c in held]
     if unknown:
         stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
-    grounded, grounding = grounding_of(citations, context, answer)
+    plan = plan_question(question)
+    coverage, found, found_reason = judge_coverage(question, plan, context.hits, index)
+    if found and answer.strip() == NOT_FOUND:
+        found, found_reason = False, "no passage of the retrieved chunks holds the question's terms"
+    if not found:
+        if not extractive:
+            run.warn(f"the model's answer was not shown: {found_reason}")
+        answer, citations = not_found_answer(found_reason, context.hits), []
+        extractive = True
+    grounded, grounding = grounding_of(citations, context, answer, found)
     formatted = context.formatted()
     state.turns.append(Turn(question=question, answer=answer, citations=citations))
     state.queries.extend(q for q in run.queries if q not in state.queries)
@@ -180,7 +191,8 @@ def run_agent(
         llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
         dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(),
         dedup_offered_tokens=context.offered_tokens, fallback=fallback, grounded=grounded, grounding=grounding,
-        warnings=list(run.warnings),
+        warnings=list(run.warnings), found=found, found_reason=found_reason, plan=plan.to_dict(),
+        parts=[part.to_dict() for part in coverage],
     )
 
 
@@ -203,7 +215,8 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
                      llm_tokens=action.llm_tokens, llm_retries=list(action.llm_retries))
     outcome = _guarded_outcome(run, action)
     if outcome is None:
-        outcome = run.toolbox.execute(action.tool, action.args, exclude_ids=run.retrieved_ids + run.state.retrieved_ids,
+        excluded = run.retrieved_ids + run.state.retrieved_ids if action.exclude_retrieved else []
+        outcome = run.toolbox.execute(action.tool, action.args, exclude_ids=excluded,
                                       previous_queries=run.state.queries + run.queries,
                                       focus_query=run.current_query or run.question)
     step.ok, step.error, step.repairs = outcome.ok, outcome.error, action.repairs + outcome.repairs

@@ -37,6 +37,9 @@ class Action:
     # parts the policy split the question into (the loop's extractive answer covers each; empty: not split).
     focus_query: str = ""
     sub_queries: list[str] = field(default_factory=list)
+    # False: a search ranks every chunk, also those already retrieved in this turn (a part of the question is
+    # ranked on its own, whatever earlier searches found); True: it skips them (new material only).
+    exclude_retrieved: bool = True
 
 
 class SwitchPolicy(Exception):  # noqa: N818 - a hand-over, not an error
@@ -146,6 +149,12 @@ class AgentResult:
     grounded: bool = False
     grounding: str = ""
     warnings: list[str] = field(default_factory=list)
+    # False when the run decided the documents do not answer the question (the answer then says so); why.
+    found: bool = True
+    found_reason: str = ""
+    # The question's plan (kind, why, parts) and each part's coverage by the final context (``PartCoverage``).
+    plan: dict[str, Any] = field(default_factory=dict)
+    parts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def context_text(self) -> str:
@@ -177,6 +186,10 @@ class AgentResult:
             "grounded": self.grounded,
             "grounding": self.grounding,
             "warnings": list(self.warnings),
+            "found": self.found,
+            "found_reason": self.found_reason,
+            "plan": self.plan,
+            "parts": list(self.parts),
         }
 
     def to_json(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rag_core.config import AgentConfig
 from rag_core.types import POLICY_NAMES
 
 FLAGS = {"agent.max_steps": "--max-steps", "agent.max_retrievals": "--max-retrievals",
@@ -20,9 +21,13 @@ def register(subparsers) -> None:
                              "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
                              "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "
                              "endpoint fails the offline answer is printed and the exit code is 2")
-    parser.add_argument("--max-steps", type=int, default=6, help="most tool calls before answering (default 6)")
-    parser.add_argument("--max-retrievals", type=int, default=4, help="most searches (default 4)")
-    parser.add_argument("--budget", type=int, default=3000, help="context token budget (default 3000)")
+    defaults = AgentConfig()
+    parser.add_argument("--max-steps", type=int, default=defaults.max_steps,
+                        help=f"most tool calls before answering (default {defaults.max_steps})")
+    parser.add_argument("--max-retrievals", type=int, default=defaults.max_retrievals,
+                        help=f"most searches (default {defaults.max_retrievals})")
+    parser.add_argument("--budget", type=int, default=defaults.context_budget,
+                        help=f"context token budget (default {defaults.context_budget})")
     parser.add_argument("--json", action="store_true", help="print one JSON object (steps, answer, citations, context)")
     parser.set_defaults(func=run)
 
@@ -67,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(result.answer)
     print()
+    if len(result.parts) > 1:
+        print(f"plan: {result.plan.get('kind')} question, {len(result.parts)} parts")
+        for number, part in enumerate(result.parts, start=1):
+            evidence = ", ".join(part["chunk_ids"]) if part["covered"] else "not found"
+            print(f"  {number}. {' '.join(part['text'].split())} → {evidence}")
+    print(f"found: {'yes' if result.found else 'NO'} ({result.found_reason})")
     print("citations:", ", ".join(result.citations) or "(none)")
     print(f"grounded: {'yes' if result.grounded else 'NO'} ({result.grounding})")
     print(f"stop: {result.stop_reason}")

@@ -103,6 +103,12 @@ class FakeIndex:
     def read_section(self, doc_id, section_id):
         return self.by_id[section_id]
 
+    def keyword_search(self, query, k, filters=None, exclude_ids=()):
+        """Chunks holding a term of ``query`` (positive scores only, as the real index returns)."""
+        terms = content_terms(query)
+        scored = [(c, term_coverage(terms, c.text)) for c in self.by_id.values() if c.id not in set(exclude_ids)]
+        return sorted([(c, s) for c, s in scored if s > 0], key=lambda p: -p[1])[:k]
+
     def embed_texts(self, texts):
         vectors = np.zeros((len(texts), 64), dtype=np.float32)
         for row, text in enumerate(texts):

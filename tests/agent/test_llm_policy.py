@@ -74,7 +74,7 @@ def test_never_calls_done_ends_extractively(scripted_server, make_llm_settings, 
         result = _run(server.base_url, make_llm_settings, fake_index, fake_retriever, config)
     assert [s.tool for s in result.steps] == ["list_documents"] * 3
     assert result.stop_reason == "the model never called done within 3 steps; answered extractively"
-    assert result.extractive and result.answer.startswith("I could not find this")
+    assert result.extractive and result.answer.startswith("The documents do not answer this question.")
     last = server.requests[-1]["json"]["messages"][-1]
     assert last["role"] == "user" and last["content"].startswith("This is your last step: call done now")
 

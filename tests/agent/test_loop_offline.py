@@ -59,8 +59,9 @@ def test_comparison_searches_whole_then_each_side(fake_index, fake_retriever):
     searches = [s for s in result.steps if s.tool == "search"]
     assert [(s.args["query"], s.granularity) for s in searches[:3]] == [
         (question, "paragraph"), ("Basic plans", "row"), ("Pro plans", "row")]
-    assert "comparison question: search it whole first" in searches[0].reason
-    assert "sub-query 1 of 2 (comparison question), at row granularity first" in searches[1].reason
+    assert "comparison question (a choice between alternatives" in searches[0].reason
+    assert "search it whole first" in searches[0].reason
+    assert "part 1 of 2 (side): 'Basic plans', at row granularity first" in searches[1].reason
     assert "5 projects" in result.context_text and "50 projects" in result.context_text
 
 
@@ -70,7 +71,7 @@ def test_low_confidence_retries_with_rewritten_query(fake_index, fake_retriever)
     assert tools == [("search", "paragraph"), ("search", "section"), ("search", "paragraph"), ("done", None)]
     assert "no results: search at section granularity for context" in result.steps[1].reason
     assert "retry with the rewritten query 'quantum teleportation'" in result.steps[2].reason
-    assert result.answer.startswith("I could not find this") and result.citations == []
+    assert result.answer.startswith("The documents do not answer this question.") and result.citations == []
 
 
 def test_max_steps_keeps_last_step_for_done(fake_index, fake_retriever):

@@ -330,7 +330,7 @@ def test_not_found_is_not_flagged_as_ungrounded(indexed):
     at.chat_input[0].set_value("zebra giraffe migration").run()
     assert not at.exception
     result = at.session_state["agent_chat"][0][1]
-    assert result.answer.startswith("I could not find this") and not result.grounded
+    assert result.answer.startswith("The documents do not answer this question.") and not result.grounded
     assert not any("Ungrounded" in w.value for w in at.warning)
     assert any("ungrounded: nothing relevant was found" in c.value for c in at.caption)
 

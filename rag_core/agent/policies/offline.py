@@ -23,6 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from rag_core.agent.answer import extractive_answer
+from rag_core.agent.coverage import fill_by_parts
+from rag_core.agent.plan import QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
 from rag_core.retrieval.intent import classify_intent
@@ -46,7 +48,15 @@ CONTEXT_RESULTS = 2
 PRECISE: dict[str, tuple[str, str]] = {"data": ("row", "data"), "code": ("paragraph", "code")}
 PRECISE_RESULTS = 2
 # Order of pending work: first searches of every sub-query, then zooms, precise and context searches, then retries.
-PRIORITY: dict[str, int] = {"whole": 0, "first": 0, "zoom": 1, "precise": 1, "context": 1, "retry": 2}
+PRIORITY: dict[str, int] = {"whole": 0, "first": 0, "part": 0, "zoom": 1, "precise": 1, "context": 1, "hop": 1,
+                            "retry": 2}
+# A question with several parts: each list (the whole question's, each part's) this deep; the context may hold
+# this many times its budget plus one budget per part while gathering; a second hop adds at most this many
+# names found by the first hop, in at most this many searches.
+PARTS_RESULTS = 10
+PARTS_GATHER_FACTOR = 2
+HOP_ANCHORS = 3
+HOP_SEARCHES = 2
 # Ranking of the final context: reciprocal-rank fusion over all of the run's searches, each hit weighted by its
 # calibrated confidence. The plain first search of the question is the most trusted list; the lists of follow-up
 # searches (parts, rows, sections, rewrites) count at this weight.
@@ -141,6 +151,11 @@ class OfflinePolicy:
         self.final_budget: int | None = None
         # The question's parts (``decompose``), reported on every action for the loop's extractive answer.
         self.sub_queries: list[str] = []
+        # The plan of a question with several parts, the ranked list of each of its searches, whether the
+        # second hops were planned.
+        self.plan: QuestionPlan = plan_question("")
+        self.lists: dict[str, list] = {}
+        self.hopped = False
 
     def begin(self, run: AgentRun) -> None:
         self.tasks.clear()
@@ -149,10 +164,14 @@ class OfflinePolicy:
         self.spans = {}
         self.part_best = {}
         self.whole_unsure = False
+        self.plan = plan_question(run.question)
+        self.lists = {}
+        self.hopped = False
         if self.final_budget is None:
             self.final_budget = run.context.budget
-            run.context.budget = GATHER_FACTOR * self.final_budget
-        self.sub_queries = decompose(run.question)
+            factor = GATHER_FACTOR if not self.plan.split else PARTS_GATHER_FACTOR + len(self.plan.parts)
+            run.context.budget = factor * self.final_budget
+        self.sub_queries = self.plan.queries if self.plan.split else decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
             coverage = term_coverage(content_terms(run.question), "\n".join(h.chunk.text for h in held))
@@ -161,6 +180,9 @@ class OfflinePolicy:
                                     f"{coverage:.0%} of the question's terms, so no new search")
                 return
         self.skip_reason = None
+        if self.plan.split:
+            self._begin_parts(run)
+            return
         already = {q.lower() for q in run.queries}
         split = len(self.sub_queries) > 1
         kind = "comparison" if _PAIR.search(run.question) else "multi-part"
@@ -203,7 +225,7 @@ class OfflinePolicy:
                 continue
             self.current = task
             return Action(task.tool, task.args, task.reason, focus_query=task.sub_query,
-                          sub_queries=list(self.sub_queries))
+                          sub_queries=list(self.sub_queries), exclude_retrieved=not self.plan.split)
         if self.tasks:
             return self._done(run, f"one step left of {run.max_steps}: answer from what was found")
         unanswered = [q for q in self.sub_queries if q not in self.answered]
@@ -218,6 +240,9 @@ class OfflinePolicy:
     def observe(self, run: AgentRun, action: Action, outcome: ToolOutcome) -> None:
         task = self.current
         if task is None or not outcome.ok:
+            return
+        if self.plan.split:
+            self._observe_part(run, task, outcome)
             return
         # The plain first search of the whole question is the most trusted list; follow-ups count less.
         trusted = task.kind == "whole" or (task.kind == "first" and len(self.sub_queries) == 1)
@@ -357,10 +382,98 @@ class OfflinePolicy:
             return False
         return term_coverage(content_terms(query), "\n".join(h.chunk.text for h in run.context.hits)) >= 1.0
 
+    # --- questions with several parts -------------------------------------------------------------------------
+
+    def _begin_parts(self, run: AgentRun) -> None:
+        """Search the whole question once, then each part on its own (the fill covers every part)."""
+        plan = self.plan
+        already = {q.lower() for q in run.queries}
+
+        plain = {"granularity": "paragraph", "strategy": "hybrid", "widen": False, "max_results": PARTS_RESULTS}
+        if run.question.lower() not in already:
+            self.tasks.append(_Task("search", {"query": run.question, **plain},
+                                    f"{plan.kind} question ({plan.why}): search it whole first", run.question,
+                                    kind="whole"))
+        for number, part in enumerate(plan.parts, start=1):
+            if part.query.lower() in already:
+                continue
+            args, where = {"query": part.query, **plain}, ""
+            if part.role == "side":
+                # The sides of a comparison are often rows of the same table; the retriever widens to paragraphs
+                # when no row answers with confidence.
+                args = {"query": part.query, "granularity": "row", "focus_area": "data", "max_results": PARTS_RESULTS}
+                where = ", at row granularity first (widened when unsure)"
+            self.tasks.append(_Task("search", args, f"part {number} of {len(plan.parts)} ({part.role}): "
+                                    f"{part.text!r}{where}", part.query, kind="part"))
+
+    def _observe_part(self, run: AgentRun, task: _Task, outcome: ToolOutcome) -> None:
+        if outcome.tool != "search":
+            return
+        key = "whole" if task.kind == "whole" else f"{task.kind}:{task.sub_query}"
+        self.lists[key] = list(outcome.hits)
+        confidence = outcome.retrieval.confidence if outcome.retrieval is not None else 0.0
+        if outcome.hits and confidence >= run.threshold:
+            self.answered.add(task.sub_query)
+        if not self.hopped and not any(t.kind == "part" for t in self.tasks):
+            self.hopped = True
+            self.tasks.extend(self._hops(run))
+
+    def _hops(self, run: AgentRun) -> list[_Task]:
+        """Second hops: a part searched again with what the first hop found (identifiers, headings).
+
+        In a bridge question the story ("fails with an error we never saw") finds a place that names what to look
+        up next (the error's name, the option, the page's heading); the question's other parts are searched again
+        with those names added, which is how a person would follow the trail.
+        """
+        if self.plan.kind not in ("bridge", "multi-part", "procedure", "comparison"):
+            return []
+        story = [p for p in self.plan.parts if p.role == "context"] or self.plan.parts[:1]
+        anchors: list[str] = []
+        asked = self.plan.question.lower()
+        for part in story:
+            hits = self.lists.get(f"part:{part.query}", [])[:1] + self.lists.get("whole", [])[:1]
+            for hit in hits:
+                names = re.findall(r"`([^`\n]{3,40})`", hit.chunk.text) + [hit.chunk.heading_path[-1]] \
+                    if hit.chunk.heading_path else re.findall(r"`([^`\n]{3,40})`", hit.chunk.text)
+                for name in names:
+                    name = name.strip("` ")
+                    if name and name.lower() not in asked and name not in anchors:
+                        anchors.append(name)
+        anchors = anchors[:HOP_ANCHORS]
+        if not anchors:
+            return []
+        tasks = []
+        for part in self.plan.parts:
+            if part in story:
+                continue
+            query = f"{part.text} {' '.join(anchors)}"
+            tasks.append(_Task("search", {"query": query, "granularity": "paragraph", "strategy": "hybrid",
+                                          "widen": False, "max_results": PARTS_RESULTS},
+                               f"second hop for {part.text!r}: with what the first hop found "
+                               f"({', '.join(anchors)})", part.query, kind="hop"))
+        return tasks[:HOP_SEARCHES]
+
+    def _done_parts(self, run: AgentRun, reason: str) -> str:
+        """Fill the final context part by part (``fill_by_parts``); returns the reason with what was kept."""
+        held = {h.chunk.id: h for h in run.context.hits}
+        order = ["whole"] + [f"part:{p.query}" for p in self.plan.parts] + [f"hop:{p.query}" for p in self.plan.parts]
+        lists = [[held[h.chunk.id] for h in self.lists[key] if h.chunk.id in held] for key in order
+                 if key in self.lists]
+
+        kept = fill_by_parts(lists, run.context.budget, spread=self.plan.kind == "enumeration")
+        before = len(run.context.hits)
+        run.context.select([h.chunk.id for h in kept], run.context.budget)
+        run.context.remove([i for i in run.context.ids if i not in {h.chunk.id for h in kept}])
+        return (f"{reason}; final context filled part by part: {len(run.context.hits)} chunk(s) within the "
+                f"{run.context.budget}-token budget (each part's best first), {before - len(run.context.hits)} "
+                "left out")
+
     def _done(self, run: AgentRun, reason: str) -> Action:
         if self.final_budget is not None:
             run.context.budget, self.final_budget = self.final_budget, None
-        if self.relevance:
+        if self.plan.split and self.lists:
+            reason = self._done_parts(run, reason)
+        elif self.relevance:
             relevance = self._held_relevance(run)
             ranked = sorted(relevance, key=relevance.get, reverse=True)
             part_tops = self._part_tops(run, relevance)

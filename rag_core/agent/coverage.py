@@ -1,0 +1,218 @@
+"""Coverage of a question's parts: filling the context part by part, and deciding whether anything answers.
+
+* ``fill_by_parts``: the final context of a question with several parts. Every part's best evidence goes in
+  before any part gets its second best (round robin over the ranked lists of the whole question and of each
+  part), a chunk already held (or inside / around one held) is not taken twice, and a list prefers a section not
+  yet represented, so an enumeration spreads across documents and sections instead of piling up in one.
+* ``score_parts``: how well the held context supports each part: for each part, the held chunk with the highest
+  calibrated relevance to the part's query (the hybrid confidence of ``rag_core.retrieval.confidence``: the mean
+  of the MiniLM cosine's calibrated probability and the part's term coverage).
+* ``decide_found``: whether the documents answer the question at all. A question is answered when its best
+  evidence is strong enough, and not when the thing it asks about is named nowhere in the documents (a product,
+  format or library name that no indexed chunk contains), which is how most unanswerable questions look: they
+  ask about something the documents never mention, in words that otherwise sound like the documents' own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rag_core.retrieval.confidence import calibrate_confidence
+from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.types import Chunk, Hit
+
+# A part is covered when its best held chunk has at least this hybrid confidence.
+PART_COVERED = 0.45
+# Below this best evidence (hybrid confidence) nothing retrieved is relevant at all: "not found".
+ANSWER_FLOOR = 0.15
+# A name the documents never mention decides "not found" when removing it from the question moves the
+# question's embedding at least this far (1 - cosine): the question is about it, not just mentioning it.
+NAME_CENTRALITY = 0.05
+# How deep each ranked list is read while filling (beyond, a list is exhausted); hits the whole question's list
+# offers per round; how far ahead a list looks for a hit from a new section when spreading.
+FILL_DEPTH = 12
+WHOLE_PER_ROUND = 2
+SPREAD_WINDOW = 3
+_NAME = re.compile(r"(?<![\w`])(?:[A-Za-z][a-z]*[A-Z]\w*|[A-Z]\w*\d\w*|[A-Z][a-z]+)(?![\w`])")
+_QUOTED = re.compile(r"`[^`]*`|'[^'\n]{1,80}'|\"[^\"\n]{1,120}\"|\u201c[^\u201d]*\u201d|\u2018[^\u2019]*\u2019")
+
+
+@dataclass(slots=True)
+class PartCoverage:
+    """One part of the question: covered or not, by which chunks, with what confidence."""
+
+    text: str
+    query: str
+    role: str
+    covered: bool = False
+    confidence: float = 0.0
+    chunk_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "query": self.query, "role": self.role, "covered": self.covered,
+                "confidence": round(self.confidence, 4), "chunk_ids": list(self.chunk_ids)}
+
+
+def _overlaps(a: Chunk, b: Chunk) -> bool:
+    return a.id == b.id or (a.doc_id == b.doc_id and a.start < b.end and b.start < a.end)
+
+
+def fill_by_parts(lists: Sequence[Sequence[Hit]], budget: int, cost: Callable[[Hit], int] | None = None,
+                  spread: bool = False, lead: int = WHOLE_PER_ROUND) -> list[Hit]:
+    """Round robin over ``lists`` (the whole question's first, then each part's; best first) into ``budget``.
+
+    Round ``r`` offers the ``r``-th hit of every list (the first list, the whole question's search, offers
+    ``lead`` hits a round: it is the strongest single ranking, and a part's list only adds what it misses). A hit
+    already in the context, or overlapping one, is passed over; one too big for what is left is skipped so a
+    smaller one can still use the room. ``spread``: a list whose hit lies in a section already in the context
+    offers its next hit from a new section instead, if one is among its next ``SPREAD_WINDOW`` (an enumeration's
+    items live in different places).
+    """
+    cost = cost or (lambda hit: hit.chunk.tokens)
+    kept: list[Hit] = []
+    used = 0
+    sections: set[tuple[str, tuple[str, ...]]] = set()
+    taken: set[str] = set()
+    for r in range(FILL_DEPTH):
+        offers: list[tuple[Sequence[Hit], int]] = []
+        if lists:
+            offers += [(lists[0], r * lead + i) for i in range(lead)]
+        offers += [(hits, r) for hits in lists[1:]]
+        for hits, position in offers:
+            if position >= len(hits):
+                continue
+            hit = hits[position]
+            if spread and (hit.chunk.doc_id, tuple(hit.chunk.heading_path)) in sections:
+                hit = next((h for h in hits[position:position + SPREAD_WINDOW] if h.chunk.id not in taken
+                            and (h.chunk.doc_id, tuple(h.chunk.heading_path)) not in sections), hit)
+            if hit.chunk.id in taken or any(_overlaps(hit.chunk, k.chunk) for k in kept):
+                continue
+            if used + cost(hit) > budget and kept:
+                continue
+            kept.append(hit)
+            taken.add(hit.chunk.id)
+            used += cost(hit)
+            sections.add((hit.chunk.doc_id, tuple(hit.chunk.heading_path)))
+    return kept
+
+
+def relevance(queries: Sequence[str], chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray] | None,
+              embedder_id: str = "") -> np.ndarray:
+    """Hybrid confidence of each chunk (columns) for each query (rows), as the retriever calibrates it."""
+    if not queries or not chunks:
+        return np.zeros((len(queries), len(chunks)), dtype=np.float32)
+    coverage = np.array([[term_coverage(content_terms(q), c.text) for c in chunks] for q in queries],
+                        dtype=np.float32)
+    if embed is None:
+        return coverage
+    vectors = np.asarray(embed(list(queries) + [c.text for c in chunks]), dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.where(norms == 0, 1.0, norms)
+    cosines = vectors[: len(queries)] @ vectors[len(queries):].T
+    out = np.zeros_like(coverage)
+    for i in range(len(queries)):
+        for j in range(len(chunks)):
+            out[i, j] = calibrate_confidence("hybrid", cosine=float(cosines[i, j]), coverage=float(coverage[i, j]),
+                                             embedder_id=embedder_id)
+    return out
+
+
+def score_parts(parts: Sequence[Any], hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray] | None,
+                embedder_id: str = "") -> list[PartCoverage]:
+    """Each part's best supporting chunks in ``hits`` (see the module docstring)."""
+    chunks = [h.chunk for h in hits]
+    scores = relevance([p.query for p in parts], chunks, embed, embedder_id)
+    out = []
+    for i, part in enumerate(parts):
+        row = scores[i] if len(chunks) else np.zeros(0)
+        order = [int(j) for j in np.argsort(-row)] if len(chunks) else []
+        best = float(row[order[0]]) if order else 0.0
+        cited = [chunks[j].id for j in order[:2] if float(row[j]) >= max(PART_COVERED, best - 0.05)]
+        out.append(PartCoverage(text=part.text, query=part.query, role=getattr(part, "role", "question"),
+                                covered=best >= PART_COVERED, confidence=best, chunk_ids=cited))
+    return out
+
+
+def name_candidates(question: str) -> list[str]:
+    """Words of ``question`` that look like names of things: CamelCase, acronyms, capitalised words inside a
+    sentence, capitalised words with digits. Not: a sentence's first word, a quoted or backticked example (the
+    user's own ``'UserResponse'``), a piece of a path, file name or URL."""
+    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(question)]
+    names = []
+    for match in _NAME.finditer(question):
+        start, end = match.span()
+        if any(a <= start < b for a, b in quoted):
+            continue
+        before = question[:start].rstrip()
+        after = question[end:end + 2]
+        if not before or before[-1] in ".?!:;\n\"'(" or question[start - 1:start] in "/.-_" \
+                or after[:1] in "/_-(" or re.match(r"\.\w", after):
+            continue
+        names.append(match.group(0))
+    return list(dict.fromkeys(names))
+
+
+def unknown_names(question: str, known: Callable[[str], bool],
+                  embed: Callable[[list[str]], np.ndarray] | None = None) -> list[str]:
+    """Names in ``question`` (``name_candidates``) that no indexed chunk holds and that carry its meaning.
+
+    ``known(word)`` says whether the index holds ``word`` (a keyword search for it finds something). A missing
+    name counts only when it is central to the question: removing it moves the question's embedding by at
+    least ``NAME_CENTRALITY`` (1 − cosine); a passing mention ("building on my Mac") does not decide anything.
+    """
+    missing = [n for n in name_candidates(question) if not known(n)]
+    if not missing or embed is None:
+        return missing
+    variants = [re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", " ", question) for n in missing]
+    vectors = np.asarray(embed([question, *variants]), dtype=np.float32)
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    shift = 1.0 - vectors[1:] @ vectors[0]
+    return [n for n, d in zip(missing, shift, strict=True) if float(d) >= NAME_CENTRALITY]
+
+
+def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple[bool, str]:
+    """Whether the documents answer the question, and why (see the module docstring)."""
+    best = max((p.confidence for p in parts), default=0.0)
+    if unknown:
+        return False, (f"the documents never mention {', '.join(repr(n) for n in unknown)}, which the question is "
+                       f"about (best evidence {best:.2f})")
+    if best < ANSWER_FLOOR:
+        return False, f"nothing retrieved is relevant (best evidence {best:.2f} < {ANSWER_FLOOR:.2f})"
+    missing = [p for p in parts if not p.covered]
+    if missing:
+        return True, f"{len(parts) - len(missing)} of {len(parts)} part(s) covered"
+    return True, f"every part covered (best evidence {best:.2f})"
+
+
+def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) -> tuple[list[PartCoverage], bool, str]:
+    """Each part's coverage by ``hits`` and whether the documents answer ``question`` (with the reason)."""
+    embedder_id = str(getattr(getattr(index, "embedder", None), "id", ""))
+    embed = getattr(index, "embed_texts", None)
+    coverage = score_parts(plan.parts, hits, embed, embedder_id)
+
+    def known(word: str) -> bool:
+        return bool(index.keyword_search(word, 1))
+
+    found, reason = decide_found(coverage, unknown_names(question, known, embed))
+    return coverage, found, reason
+
+
+NOT_FOUND_ANSWER = "The documents do not answer this question."
+
+
+def not_found_answer(reason: str, hits: Sequence[Hit], closest: int = 3) -> str:
+    """The answer of a question the documents do not answer: why, and the closest places (not an answer)."""
+    lines = [NOT_FOUND_ANSWER, "", f"Why: {reason}."]
+    if hits:
+        lines += ["", "Closest places found (not an answer):"]
+        for hit in list(hits)[:closest]:
+            where = hit.source_name or hit.chunk.doc_id
+            if hit.chunk.heading_path:
+                where += " › " + " › ".join(hit.chunk.heading_path)
+            lines.append(f"- {where} ({hit.chunk.id})")
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""Coverage of a question's parts: the part-by-part fill, each part's evidence, and "not found"."""
+
+from __future__ import annotations
+
+from rag_core.agent import ask
+from rag_core.agent.coverage import (
+    NOT_FOUND_ANSWER,
+    PartCoverage,
+    decide_found,
+    fill_by_parts,
+    name_candidates,
+    score_parts,
+    unknown_names,
+)
+from rag_core.agent.plan import Part
+from rag_core.config import RAGConfig
+from rag_core.types import Chunk, Hit
+
+
+def _hit(cid: str, doc: str = "d", start: int = 0, tokens: int = 100, heading: str = "H") -> Hit:
+    chunk = Chunk(id=cid, doc_id=doc, granularity="paragraph", chunk_type="prose", text=cid, start=start,
+                  end=start + 10, tokens=tokens, heading_path=[heading])
+    return Hit(chunk=chunk, score=1.0, confidence=0.5)
+
+
+def test_every_part_gets_its_best_before_any_gets_its_second():
+    whole = [_hit("w1", start=0), _hit("w2", start=20), _hit("w3", start=40), _hit("w4", start=60)]
+    part_a = [_hit("a1", "a"), _hit("a2", "a", 20)]
+    part_b = [_hit("b1", "b"), _hit("b2", "b", 20)]
+    kept = fill_by_parts([whole, part_a, part_b], budget=400)
+    # Round one: the whole question's two best, then each part's best; the budget ends there.
+    assert [h.chunk.id for h in kept] == ["w1", "w2", "a1", "b1"]
+
+
+def test_a_part_whose_best_is_already_in_adds_nothing_that_round():
+    whole = [_hit("w1"), _hit("w2", start=20)]
+    part = [_hit("w1"), _hit("p2", "p")]
+    kept = fill_by_parts([whole, part], budget=10_000, lead=1)
+    assert [h.chunk.id for h in kept] == ["w1", "w2", "p2"]
+
+
+def test_a_chunk_too_big_is_skipped_for_a_smaller_one():
+    kept = fill_by_parts([[_hit("big", tokens=900), _hit("small", start=20, tokens=50)]], budget=500, lead=1)
+    # The first chunk is always kept whatever its size; here it does not fit, so the smaller one is taken instead.
+    assert [h.chunk.id for h in kept] == ["big"]
+    kept = fill_by_parts([[_hit("first", tokens=400), _hit("big", start=20, tokens=900),
+                           _hit("small", start=40, tokens=50)]], budget=500, lead=1)
+    assert [h.chunk.id for h in kept] == ["first", "small"]
+
+
+def test_spread_takes_a_new_section_first():
+    part = [_hit("s1", heading="Same"), _hit("s2", start=20, heading="Same"), _hit("o1", start=40, heading="Other")]
+    whole = [_hit("w", "w", heading="Same")]
+    kept = fill_by_parts([whole, [_hit("x", "d", 80, heading="Same")], part], budget=10_000, spread=True, lead=1)
+    assert [h.chunk.id for h in kept][:3] == ["w", "x", "o1"]
+
+
+def test_name_candidates_skip_sentence_starts_quotes_and_paths():
+    question = "Does it run on PyPy? Can names like 'UserResponse' or reports/q1.csv work with MessagePack and GIL?"
+    assert name_candidates(question) == ["PyPy", "MessagePack", "GIL"]
+
+
+def test_a_missing_name_decides_only_when_the_question_is_about_it():
+    vectors = {"q": [1.0, 0.0], "far": [0.0, 1.0], "near": [0.99, 0.14]}
+
+    def embed(texts):
+        import numpy as np
+
+        out = []
+        for text in texts:
+            # The question without "Avro" moves far; without "Mac" it barely moves.
+            out.append(vectors["q"] if "Avro" in text and "Mac" in text else
+                       vectors["far"] if "Mac" in text else vectors["near"])
+        return np.array(out, dtype=np.float32)
+
+    question = "Building on my Mac, how do I export Avro schemas?"
+    assert unknown_names(question, lambda w: False, embed) == ["Avro"]
+    assert unknown_names(question, lambda w: w == "Avro", embed) == []
+
+
+def test_decide_found():
+    covered = [PartCoverage("a", "a", "question", True, 0.8, ["c1"]), PartCoverage("b", "b", "question", False, 0.3)]
+    assert decide_found(covered, []) == (True, "1 of 2 part(s) covered")
+    found, why = decide_found(covered, ["Avro"])
+    assert not found and "never mention 'Avro'" in why
+    found, why = decide_found([PartCoverage("a", "a", "question", False, 0.05)], [])
+    assert not found and "nothing retrieved is relevant" in why
+
+
+def test_score_parts_names_each_parts_evidence(fake_index):
+    hits = [Hit(chunk=fake_index.get(i), score=1.0, confidence=0.5) for i in ("auth-p0", "auth-p1")]
+    parts = [Part("rotate the key", "rotate key"), Part("penguins", "penguins migrate south")]
+    coverage = score_parts(parts, hits, fake_index.embed_texts)
+    assert coverage[0].chunk_ids and coverage[0].confidence > coverage[1].confidence
+    assert not coverage[1].covered and coverage[1].chunk_ids == []
+
+
+def test_ask_reports_found_plan_and_parts(fake_index, fake_retriever):
+    result = ask("How do I rotate the API key safely, and how long do tokens last before they expire?", fake_index,
+                 RAGConfig(), None, policy="offline", retriever=fake_retriever)
+    data = result.to_dict()
+    assert data["found"] is True and data["plan"]["kind"] == "multi-part"
+    assert [p["text"] for p in data["parts"]] == ["How do I rotate the API key safely",
+                                                  "how long do tokens last before they expire?"]
+    assert all(set(p) == {"text", "query", "role", "covered", "confidence", "chunk_ids"} for p in data["parts"])
+
+
+def test_a_question_about_something_never_mentioned_is_not_found(fake_index, fake_retriever):
+    result = ask("How do I export the keys to Kubernetes with Terraform?", fake_index, RAGConfig(), None,
+                 policy="offline", retriever=fake_retriever)
+    assert not result.found and result.answer.startswith(NOT_FOUND_ANSWER)
+    assert "Kubernetes" in result.found_reason and result.citations == [] and not result.grounded
+    assert "Closest places found (not an answer)" in result.answer
