@@ -19,8 +19,12 @@ if prefill.get("question_set"):
     st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
 question_set = evaluate_view.pick_question_set()
 if question_set:
+    types = question_set.types()
+    type_counts = md_escape(", ".join(f"{name} {count}" for name, count in types.items()))
+    unanswerable = " (null: not answered by the documents)" if "null" in types else ""
     st.caption(f"**{md_escape(question_set.name)}**: {len(question_set.questions)} questions · intents: "
-               f"{md_escape(', '.join(question_set.intents())) or '—'}")
+               f"{md_escape(', '.join(question_set.intents())) or '—'}"
+               + (f" · types: {type_counts}{unanswerable}" if types else ""))
 # The guided demo's step 4 opens on the leaderboard: the newest run, or one started for it right away.
 leaderboard_now = bool(prefill.get("leaderboard"))
 if leaderboard_now:

@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 from rag_core.evaluation.runner import KS, EvalRun
 
 LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "recall@5", "recall@10", "mrr",
-                       "ndcg@10", "cited", "grounded", "context_tokens", "steps", "latency_ms_p50", "errors"]
+                       "ndcg@10", "complete", "said_not_found", "false_not_found", "cited", "grounded",
+                       "context_tokens", "steps", "latency_ms_p50", "errors"]
 _LAYOUT = {"height": 340, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
 
 
@@ -21,8 +22,10 @@ def leaderboard(run: EvalRun, sort_by: str = "ndcg@10") -> pd.DataFrame:
     frame = pd.DataFrame(run.summary)
     if frame.empty:
         return frame
-    columns = [c for c in LEADERBOARD_COLUMNS if c in frame.columns]
-    return frame[columns].sort_values(sort_by, ascending=False, kind="stable").reset_index(drop=True)
+    columns = [c for c in LEADERBOARD_COLUMNS if c in frame.columns]  # a run has the metrics it measured
+    if sort_by in frame.columns:
+        frame = frame.sort_values(sort_by, ascending=False, kind="stable")
+    return frame[columns].reset_index(drop=True)
 
 
 def _series(row: dict[str, Any]) -> str:
@@ -33,17 +36,19 @@ def metric_vs_k(run: EvalRun, metric: str = "hit") -> go.Figure:
     """``hit@k`` or ``recall@k`` for k in 1, 3, 5, 10, one line per configuration × strategy."""
     if metric not in ("hit", "recall"):
         raise ValueError(f"metric must be 'hit' or 'recall', not '{metric}'")
-    rows = [{"series": _series(row), "k": k, metric: row.get(f"{metric}@{k}", 0.0)} for row in run.summary for k in KS]
+    rows = [{"series": _series(row), "k": k, metric: row.get(f"{metric}@{k}")} for row in run.summary for k in KS]
     figure = px.line(pd.DataFrame(rows), x="k", y=metric, color="series", markers=True,
                      title=f"{metric}@k by configuration × strategy")
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05], xaxis={"tickvals": list(KS)})
     return figure
 
 
-def per_intent_bars(run: EvalRun, metric: str = "hit@5") -> go.Figure:
-    rows = [{"series": _series(row), "intent": row["intent"], metric: row[metric]} for row in run.by_intent]
-    figure = px.bar(pd.DataFrame(rows), x="intent", y=metric, color="series", barmode="group",
-                    title=f"{metric} per intent")
+def per_intent_bars(run: EvalRun, metric: str = "hit@5", by: str = "intent") -> go.Figure:
+    """``metric`` per intent (or per question ``type``); a group without the metric has no bar."""
+    groups = run.by_type if by == "type" else run.by_intent
+    rows = [{"series": _series(row), by: row[by], metric: row[metric]} for row in groups if metric in row]
+    figure = px.bar(pd.DataFrame(rows, columns=["series", by, metric]), x=by, y=metric, color="series",
+                    barmode="group", title=f"{metric} per {by}")
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05])
     return figure
 
@@ -51,7 +56,7 @@ def per_intent_bars(run: EvalRun, metric: str = "hit@5") -> go.Figure:
 def tokens_vs_recall(run: EvalRun, metric: str = "recall@5") -> go.Figure:
     """Mean context tokens against ``metric``: up and to the left is better."""
     frame = pd.DataFrame([{"series": _series(r), "strategy": r["strategy"], "context tokens": r["context_tokens"],
-                           metric: r[metric]} for r in run.summary])
+                           metric: r.get(metric)} for r in run.summary])
     figure = px.scatter(frame, x="context tokens", y=metric, color="series", symbol="strategy",
                         title=f"context tokens vs {metric} (up-left is better)")
     figure.update_traces(marker={"size": 13})
@@ -65,7 +70,9 @@ def questions_table(run: EvalRun, metric: str = "hit@5") -> pd.DataFrame:
     for record in run.records:
         row = rows.setdefault(record["question_id"], {"id": record["question_id"], "intent": record["intent"] or "—",
                                                        "question": record["question"]})
-        row[f"{record['config']} · {record['strategy']}"] = record["metrics"].get(metric, 0.0)
+        if record.get("type"):
+            row["type"] = record["type"]
+        row[f"{record['config']} · {record['strategy']}"] = record["metrics"].get(metric)  # None: not measured
     return pd.DataFrame(list(rows.values()))
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from rag_core.config import RAGConfig
 from rag_core.evaluation.results import ResultsStore
-from rag_core.evaluation.runner import QUALITY_METRICS, STRATEGIES
+from rag_core.evaluation.runner import NOT_FOUND_METRICS, QUALITY_METRICS, STRATEGIES
 from ui import charts, eval_jobs, runs, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
@@ -15,6 +15,15 @@ from ui.text import md_escape, md_inert
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
 SOURCE_KEY, UPLOADED_KEY = "eval_source", "eval_uploaded_set"  # UPLOADED_KEY: (file name, parsed question set)
+BREAKDOWN_METRICS = (*QUALITY_METRICS, *NOT_FOUND_METRICS)
+METRIC_HELP = {
+    "complete": "Share of answerable questions with every evidence place (every answer target) in the retrieved "
+                "context. Unanswerable questions are left out of this and every recall metric.",
+    "said_not_found": "Agent only: share of unanswerable questions (type null) where it said the documents do not "
+                      "answer. Higher is better; empty for search-only runs.",
+    "false_not_found": "Agent only: share of answerable questions where it wrongly said the documents do not answer. "
+                       "Lower is better; empty for search-only runs.",
+}
 
 
 @st.cache_resource(show_spinner="Loading the BEIR folder…", max_entries=2)
@@ -33,8 +42,10 @@ def pick_question_set():
     if source == SOURCES[1]:
         st.caption("Columns/fields: `question` and `answer_text` (or `answer_texts`, a JSON list or `a|b`), or "
                    "`evidence` (places: `file`, `heading_path`, verbatim `spans`, one of which must be retrieved: "
-                   "gold that does not depend on chunking), and/or `doc` + `heading`; optional `id`, `intent` "
-                   "(fact, code, procedure, data, multi).")
+                   "gold that does not depend on chunking; several places: a multi-part question, complete when "
+                   "all are retrieved), and/or `doc` + `heading`; optional `id`, `intent` (fact, code, procedure, "
+                   "data, multi) and `type` (e.g. comparison, bridge; `null` with `evidence: []` for a question the "
+                   "documents do not answer).")
         # An uploader cannot be given its file back after a visit to another page: the parsed set is kept instead,
         # until the user uploads another file or removes this one.
         upload = st.file_uploader("Question file", type=["csv", "jsonl", "json"], key="eval_upload",
@@ -83,7 +94,8 @@ def show_run(run, store: ResultsStore) -> None:
         st.error("⚠️ Regression against the saved baseline: " + md_inert("; ".join(
             f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
             for r in regressions)))
-    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch")
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch", column_config={
+        name: st.column_config.NumberColumn(help=text) for name, text in METRIC_HELP.items()})
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:
         st.caption("Baselines on this question set: " + md_inert("; ".join(
@@ -99,9 +111,10 @@ def show_run(run, store: ResultsStore) -> None:
     kind = left.radio("Metric vs k", ["hit", "recall"], horizontal=True, key="eval_vs_k", persist_state=KEEP)
     left.plotly_chart(runs.chart("metric_vs_k", run, kind), width="stretch")
     right.plotly_chart(runs.chart("tokens_vs_recall", run), width="stretch")
-    metric = st.selectbox("Per-intent metric", QUALITY_METRICS, index=QUALITY_METRICS.index("hit@5"), key="eval_im",
-                          persist_state=KEEP)
-    st.plotly_chart(runs.chart("per_intent_bars", run, metric), width="stretch")
+    by = "type" if any(r.get("type") for r in run.records) else "intent"  # multi-part sets: per question type
+    metric = st.selectbox(f"Per-{by} metric", BREAKDOWN_METRICS, index=BREAKDOWN_METRICS.index("hit@5"),
+                          key="eval_im", persist_state=KEEP, help=" ".join(f"{k}: {v}" for k, v in METRIC_HELP.items()))
+    st.plotly_chart(runs.chart("per_intent_bars", run, metric, by), width="stretch")
     drill_down(run, metric)
 
 
@@ -113,14 +126,18 @@ def drill_down(run, metric: str) -> None:
     picked = st.selectbox("Open a question's retrieval trace", list(labels), key="eval_drill")
     for record in (r for r in run.records if picked and r["question_id"] == labels[picked]):
         found = sum(h["found"] for h in record["hits"])
+        score = record["metrics"].get(metric)
         with st.expander(md_inert(f"{record['config']} · {record['strategy']} — {metric} "
-                                   f"{record['metrics'].get(metric, 0):.2f} · {found} answer hit(s) · "
+                                   f"{'–' if score is None else f'{score:.2f}'} · {found} answer hit(s) · "
                                    f"{record['context_tokens']} tokens · {record['steps']} steps")):
             if record.get("error"):
                 st.error(md_inert(record["error"]))
             cited = record["metrics"].get("cited")
             grounded = "grounded" if record["metrics"].get("grounded") else "UNGROUNDED"
             answer_score = "" if cited is None else f" · gold evidence cited {cited:.0%} · {grounded}"
+            said = [record["metrics"][m] for m in NOT_FOUND_METRICS if m in record["metrics"]]
+            if said:
+                answer_score += " · said NOT FOUND" if said[0] else " · answered"
             st.caption(md_inert(f"route: {record.get('route') or '—'} · {record['latency_ms']:.0f} ms{answer_score}"))
             if record["hits"]:
                 st.dataframe(record["hits"], hide_index=True, width="stretch")
@@ -197,7 +214,7 @@ def sweep_tab(question_set) -> None:
     if sweep_run:
         from rag_core.evaluation.sweep import sweep_grid
 
-        grid = sweep_grid(sweep_run, sweep_metric)
         st.caption(md_inert(f"Sweep {sweep_run.id} on '{sweep_run.question_set['name']}' ({sweep_run.status})"))
-        for strategy in sweep_run.strategies:
+        grid = state.guarded(lambda: sweep_grid(sweep_run, sweep_metric), "Sweep")  # an older run lacks new metrics
+        for strategy in sweep_run.strategies if grid else []:
             st.plotly_chart(charts.sweep_heatmap(grid, sweep_metric, strategy), width="stretch")

@@ -2,8 +2,10 @@
 
 A question is judged either by the answer text it must find (so relevance does not depend on chunk boundaries),
 by evidence places (each a document and verbatim spans from it, one of which must be found: the real-docs QA
-format of ``../shared/datasets/fastapi_docs_qa``), by the document and heading its answer lives under, or — for
-BEIR — by the ids of relevant corpus documents.
+format of ``../shared/datasets/fastapi_docs_qa``; a multi-part question has several places, all needed: the format
+of ``../shared/datasets/pydantic_multihop_qa``), by the document and heading its answer lives under, or — for
+BEIR — by the ids of relevant corpus documents. A question of type ``null`` is one the documents do not answer:
+it has nothing to find, and a system passes it by saying it found nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rag_core.types import HEADING_SEPARATOR, Chunk
 
 GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
 INTENTS = ("fact", "code", "procedure", "data", "multi")
+NULL_TYPE = "null"  # the question type of a question the documents do not answer
 MAX_EVIDENCE_PLACES = 20
 MAX_SPANS = 20
 
@@ -35,10 +38,12 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "doc": ("doc", "document", "doc_name", "source"),
     "heading": ("heading", "section"),
     "evidence": ("evidence",),
+    "type": ("type", "question_type"),
 }
 _FIELD_OF = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
 _MARKUP = re.compile(r"[`*]")
 _SPACES = re.compile(r"\s+")
+_TYPE = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
 @dataclass(slots=True)
@@ -56,6 +61,12 @@ class Question:
     # found when one of its spans is in a chunk of that file (whitespace-normalised).
     evidence: list[dict[str, Any]] = field(default_factory=list)
     reference_answer: str = ""
+    # Free-form question type (comparison, bridge, ...) for per-type results; "null": the documents do not answer it.
+    type: str | None = None
+
+    @property
+    def unanswerable(self) -> bool:
+        return self.type == NULL_TYPE
 
     def targets(self) -> list[str]:
         """Ids of what must be found: one per evidence place, else per answer text, else the section, else the
@@ -87,6 +98,14 @@ class QuestionSet:
 
     def intents(self) -> list[str]:
         return sorted({q.intent for q in self.questions if q.intent})
+
+    def types(self) -> dict[str, int]:
+        """Question count per type, in first-seen order (empty when no question has a type)."""
+        counts: dict[str, int] = {}
+        for q in self.questions:
+            if q.type:
+                counts[q.type] = counts.get(q.type, 0) + 1
+        return counts
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "source": self.source,
@@ -252,31 +271,40 @@ def _question(row: dict[str, Any], where: str, default_id: str) -> Question:
     question = _text(values.get("question"), "question", where)
     if not question:
         raise ValueError(f"{where}: field 'question' is missing or empty")
-    evidence = _evidence(values.get("evidence"), where)
+    qtype = _text(values.get("type"), "type", where).lower() or None
+    if qtype is not None and not _TYPE.fullmatch(qtype):
+        raise ValueError(f"{where}: field 'type' must be one short word (e.g. comparison, bridge, aggregation, "
+                         f"procedure, or {NULL_TYPE} for a question the documents do not answer)")
+    unanswerable = qtype == NULL_TYPE
+    evidence = _evidence(values.get("evidence"), where, unanswerable)
     answers = _answer_list(values.get("answer_texts"), where)
     single = _text(values.get("answer_text"), "answer_text", where)
     reference = ""
-    if evidence:  # the evidence is the gold; an answer given with it is the reference answer, shown, not matched
+    if evidence or unanswerable:  # the gold is the evidence (or nothing); an answer given is the reference, not matched
         reference, single, answers = single or " ".join(answers), "", []
     if single:
         answers = [single, *[a for a in answers if a != single]]
     doc = _text(values.get("doc"), "doc", where) or None
     heading = _text(values.get("heading"), "heading", where) or None
-    if not answers and not doc and not heading and not evidence:
+    if unanswerable and (doc or heading):
+        raise ValueError(f"{where}: a '{NULL_TYPE}' question (the documents do not answer it) takes no 'doc' or "
+                         "'heading'")
+    if not answers and not doc and not heading and not evidence and not unanswerable:
         raise ValueError(
             f"{where}: give 'answer_text' (or 'answer_texts'), 'evidence', and/or 'doc' and 'heading' to judge "
-            f"'{question}'"
+            f"'{question}' ('type': '{NULL_TYPE}' when the documents do not answer it)"
         )
     intent = _text(values.get("intent"), "intent", where).lower() or None
     if intent is not None and intent not in INTENTS:
         raise ValueError(f"{where}: field 'intent' is '{intent}'; allowed: {', '.join(INTENTS)}")
     qid = _text(values.get("id"), "id", where) or default_id
     return Question(id=qid, question=question, intent=intent, answer_texts=answers, doc=doc, heading=heading,
-                    evidence=evidence, reference_answer=reference)
+                    evidence=evidence, reference_answer=reference, type=qtype)
 
 
-def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
-    """Evidence places: a list (or JSON text of one) of {"file", "heading_path", "spans"}."""
+def _evidence(value: Any, where: str, unanswerable: bool = False) -> list[dict[str, Any]]:
+    """Evidence places: a list (or JSON text of one) of {"file", "heading_path", "spans"}; empty for a question the
+    documents do not answer."""
     if value is None or value == "":
         return []
     if isinstance(value, str):
@@ -284,8 +312,14 @@ def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
             value = json.loads(value)
         except json.JSONDecodeError as e:
             raise ValueError(f"{where}: field 'evidence' is not a valid JSON list ({e.msg})") from e
+    if unanswerable:
+        if value != []:
+            raise ValueError(f"{where}: a '{NULL_TYPE}' question (the documents do not answer it) must have empty "
+                             "'evidence'")
+        return []
     if not isinstance(value, list) or not value:
-        raise ValueError(f"{where}: field 'evidence' must be a list of places, each with 'spans'")
+        raise ValueError(f"{where}: field 'evidence' must be a list of places, each with 'spans' (a question the "
+                         f"documents do not answer: 'type': '{NULL_TYPE}' and 'evidence': [])")
     if len(value) > MAX_EVIDENCE_PLACES:
         raise ValueError(f"{where}: {len(value)} evidence places; at most {MAX_EVIDENCE_PLACES}")
     places = []
@@ -305,8 +339,8 @@ def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
         if file is not None and not isinstance(file, str):
             raise ValueError(f"{label}: 'file' must be text")
         path = place.get("heading_path") or []
-        if not isinstance(path, list) or not all(isinstance(x, str) for x in path):
-            raise ValueError(f"{label}: 'heading_path' must be a list of texts")
+        if not isinstance(path, list) or not all(isinstance(x, str) for x in path) or len(path) > MAX_SPANS:
+            raise ValueError(f"{label}: 'heading_path' must be a list of at most {MAX_SPANS} texts")
         places.append({"file": file or None, "heading_path": list(path), "spans": list(spans)})
     return places
 

@@ -2,9 +2,12 @@
 
 For every question, configuration and strategy (``vector``, ``keyword``, ``hybrid``, ``auto`` or ``agent``) the
 runner records the ranked chunks, which answer targets they found (see ``questions.ranked_targets``), hit@k,
-recall@k, MRR, nDCG@10, context tokens, steps and latency, and keeps a slimmed trace for the drill-down. Results
-are aggregated per configuration × strategy and per intent. Indexes come from ``index_factory`` (by default the
-app's own, with cached embeddings) and receive any document they lack before the run starts.
+recall@k, MRR, nDCG@10, whether every target is in the retrieved context (``complete``), context tokens, steps and
+latency, and keeps a slimmed trace for the drill-down. Questions the documents do not answer (type ``null``) have no
+retrieval metrics; the agent is scored on whether it said it found nothing (``said_not_found`` on those,
+``false_not_found`` on answerable ones). Results are aggregated per configuration × strategy, per intent and per
+question type; a metric's mean is over the records that have it. Indexes come from ``index_factory`` (by default
+the app's own, with cached embeddings) and receive any document they lack before the run starts.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from rag_core.types import EVAL_STRATEGIES, Chunk, Document
 
 STRATEGIES = EVAL_STRATEGIES
 KS = (1, 3, 5, 10)
-QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10")
+QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10", "complete")
+# The agent's "not found" answers: wanted on unanswerable questions, a miss on answerable ones (lower is better).
+NOT_FOUND_METRICS = ("said_not_found", "false_not_found")
 Progress = Callable[[int, int, str], None]
 MAX_TRACE_TEXT = 400
 
@@ -42,6 +47,8 @@ class Outcome:
     # The agent's cited chunks (with their source names) and whether its answer is grounded; None: not an agent.
     cited: list[tuple[Chunk, str]] = field(default_factory=list)
     grounded: bool | None = None
+    # False: the agent decided the documents do not answer the question; None: not an agent.
+    found: bool | None = None
 
 
 Executor = Callable[[str, str, RAGConfig, Any, Settings], Outcome]
@@ -71,6 +78,10 @@ class EvalRun:
         return summarise(self.records, ("config", "strategy", "intent"))
 
     @property
+    def by_type(self) -> list[dict[str, Any]]:
+        return summarise(self.records, ("config", "strategy", "type"))
+
+    @property
     def total(self) -> int:
         return len(self.question_set.get("questions", [])) * len(self.configs) * len(self.strategies)
 
@@ -87,19 +98,26 @@ class EvalRun:
 
 
 def score_question(question: Question, outcome: Outcome, ks: Sequence[int] = KS) -> dict[str, float]:
-    """hit@k and recall@k for each k, MRR and nDCG@10 of one outcome against the question's targets."""
-    ranked = ranked_targets(question, outcome.ranked)
-    targets = question.targets()
+    """hit@k and recall@k for each k, MRR, nDCG@10 and ``complete`` (every target retrieved) of one outcome against
+    the question's targets; for the agent also what its answer cites and whether it said it found nothing.
+
+    An unanswerable question has nothing to find: it gets only ``said_not_found`` (agent runs), never recall."""
     scores: dict[str, float] = {}
-    for k in ks:
-        scores[f"hit@{k}"] = hit_at_k(ranked, targets, k)
-        scores[f"recall@{k}"] = recall_at_k(ranked, targets, k)
-    scores["mrr"] = mrr(ranked, targets)
-    scores["ndcg@10"] = ndcg_at_k(ranked, targets, 10)
-    if outcome.grounded is not None:  # the agent answered: is the gold evidence among what its answer cites?
-        cited = {target for chunk, source in outcome.cited for target in chunk_matches(question, chunk, source)}
-        scores["cited"] = len(cited & set(targets)) / len(targets) if targets else 0.0
-        scores["grounded"] = 1.0 if outcome.grounded else 0.0
+    if not question.unanswerable:
+        ranked = ranked_targets(question, outcome.ranked)
+        targets = question.targets()
+        for k in ks:
+            scores[f"hit@{k}"] = hit_at_k(ranked, targets, k)
+            scores[f"recall@{k}"] = recall_at_k(ranked, targets, k)
+        scores["mrr"] = mrr(ranked, targets)
+        scores["ndcg@10"] = ndcg_at_k(ranked, targets, 10)
+        scores["complete"] = 1.0 if targets and set(targets) <= set(ranked) else 0.0
+        if outcome.grounded is not None:  # the agent answered: is the gold evidence among what its answer cites?
+            cited = {target for chunk, source in outcome.cited for target in chunk_matches(question, chunk, source)}
+            scores["cited"] = len(cited & set(targets)) / len(targets) if targets else 0.0
+            scores["grounded"] = 1.0 if outcome.grounded else 0.0
+    if outcome.found is not None:  # the agent decided whether the documents answer the question
+        scores["said_not_found" if question.unanswerable else "false_not_found"] = 0.0 if outcome.found else 1.0
     return scores
 
 
@@ -112,9 +130,8 @@ def summarise(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[di
     for group_key, group in groups.items():
         row: dict[str, Any] = dict(zip(keys, group_key, strict=True))
         row["questions"] = len(group)
-        metric_names = [m for m in group[0]["metrics"]]
-        for name in metric_names:
-            row[name] = round(mean([r["metrics"].get(name, 0.0) for r in group]), 4)
+        for name in dict.fromkeys(m for r in group for m in r["metrics"]):  # e.g. no recall on unanswerable ones
+            row[name] = round(mean([r["metrics"][name] for r in group if name in r["metrics"]]), 4)
         row["context_tokens"] = round(mean([r["context_tokens"] for r in group]), 1)
         row["steps"] = round(mean([r["steps"] for r in group]), 2)
         row["latency_ms_p50"] = round(statistics.median(r["latency_ms"] for r in group), 1)
@@ -231,12 +248,14 @@ def run_evaluation(
 def _evaluate_one(question: Question, strategy: str, config: RAGConfig, index, settings: Settings,
                   execute: Executor) -> dict[str, Any]:
     record: dict[str, Any] = {"question_id": question.id, "question": question.question, "intent": question.intent,
-                              "config": config.name, "strategy": strategy}
+                              "type": question.type, "config": config.name, "strategy": strategy}
     started = time.perf_counter()
     try:
         outcome = execute(question.question, strategy, config, index, settings)
     except Exception as e:  # one failing question must not end the run; it scores zero and says why
-        outcome = Outcome(ranked=[], context_tokens=0, steps=0)
+        agent = strategy == "agent"  # an agent that failed did not ground an answer, nor say "not found"
+        outcome = Outcome(ranked=[], context_tokens=0, steps=0, grounded=False if agent else None,
+                          found=True if agent else None)
         record["error"] = f"{type(e).__name__}: {e}"
     record["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
     record["metrics"] = score_question(question, outcome)
@@ -309,4 +328,5 @@ def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> O
     citations = set(result.citations)
     cited = [(chunk, source) for chunk, source in ranked if chunk.id in citations]
     return Outcome(ranked=ranked, context_tokens=result.context_tokens, steps=len(result.steps),
-                   trace=result.to_dict(), route="agent", answer=result.answer, cited=cited, grounded=result.grounded)
+                   trace=result.to_dict(), route="agent", answer=result.answer, cited=cited, grounded=result.grounded,
+                   found=result.found)

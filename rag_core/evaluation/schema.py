@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, ValidationInfo, model_validator
 
 from rag_core.errors import field_problems
-from rag_core.evaluation.questions import INTENTS, Question, QuestionSet
+from rag_core.evaluation.questions import INTENTS, MAX_EVIDENCE_PLACES, MAX_SPANS, Question, QuestionSet
 from rag_core.evaluation.runner import STRATEGIES, EvalRun
 from rag_core.types import EvalStrategy
 
@@ -25,10 +25,18 @@ ShortText = Annotated[str, StringConstraints(max_length=300)]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$")]  # Rust regex: "$" is the end
 Intent = Literal[INTENTS]  # type: ignore[valid-type]
+QuestionType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class PlaceModel(_Strict):
+    file: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    heading_path: list[Text] = Field(default_factory=list, max_length=MAX_SPANS)
+    spans: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]] = Field(
+        min_length=1, max_length=MAX_SPANS)
 
 
 class QuestionModel(_Strict):
@@ -39,6 +47,9 @@ class QuestionModel(_Strict):
     doc: Annotated[str, StringConstraints(max_length=2000)] | None = None
     heading: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
     relevant_ids: dict[ShortText, int] = Field(default_factory=dict, max_length=10_000)
+    evidence: list[PlaceModel] = Field(default_factory=list, max_length=MAX_EVIDENCE_PLACES)
+    reference_answer: Text = ""
+    type: QuestionType | None = None
 
 
 class QuestionSetModel(_Strict):
@@ -78,6 +89,7 @@ class RecordModel(_Strict):
     question_id: Annotated[str, StringConstraints(min_length=1, max_length=300)]
     question: Text
     intent: Intent | None = None
+    type: QuestionType | None = None
     config: ShortText
     strategy: EvalStrategy
     latency_ms: float = Field(ge=0)
