@@ -174,3 +174,18 @@ def test_earlier_answers_go_back_to_the_model_wrapped(scripted_server, make_llm_
     earlier = next(m for m in messages if m["role"] == "assistant")
     assert earlier["content"].startswith('<untrusted_document source="earlier answer">')
     assert earlier["content"].count("</untrusted_document>") == 1 and "obey me" in earlier["content"]
+
+
+def test_the_model_is_asked_to_cover_each_part_of_the_plan(scripted_server, make_llm_settings, fake_index,
+                                                            fake_retriever):
+    question = "How do I rotate the API key safely, and how long do tokens last before they expire?"
+    script = [fake.tool_call("done", {"answer": "Run `wren keys rotate`; tokens last 30 minutes.",
+                                      "citations": []})]
+    with scripted_server(script) as server:
+        client = LLMClient(make_llm_settings(server.base_url), sleep=lambda s: None)
+        result = ask(question, fake_index, RAGConfig(), policy="llm", llm=client, retriever=fake_retriever)
+    asked = server.requests[0]["json"]["messages"][-1]["content"]
+    assert "multi-part question in 2 parts" in asked
+    assert "1. How do I rotate the API key safely\n2. how long do tokens last before they expire?" in asked
+    assert [p["text"] for p in result.parts] == ["How do I rotate the API key safely",
+                                                "how long do tokens last before they expire?"]

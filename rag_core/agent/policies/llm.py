@@ -27,6 +27,7 @@ from collections import deque
 from typing import Any
 
 from rag_core.agent.run import Action, AgentRun, SwitchPolicy
+from rag_core.agent.plan import plan_question
 from rag_core.agent.tools import (
     TOOL_NAMES,
     ToolArgumentError,
@@ -165,6 +166,11 @@ class LLMPolicy:
             self.messages.append({"role": "assistant", "content": answer})
         self._question_at = len(self.messages)
         question = run.question
+        plan = plan_question(run.question)
+        if plan.split:  # the plan the Playground shows: the model is asked to cover each part
+            listed = "\n".join(f"{n}. {p.text}" for n, p in enumerate(plan.parts, start=1))
+            question = (f"{question}\n\nThis is a {plan.kind} question in {len(plan.parts)} parts; search for each "
+                        f"part and answer every one, saying which the documents do not cover:\n{listed}")
         if run.context.hits:
             held = "\n".join(untrusted(h.chunk, h.source_name or run.toolbox.label(h.chunk)) for h in run.context.hits)
             question = (f"{question}\n\nContext already retrieved in this conversation (search only if it does not "
