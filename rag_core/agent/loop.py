@@ -179,6 +179,9 @@ def run_agent(
             run.warn(f"the model's answer was not shown: {found_reason}")
         answer, citations = not_found_answer(found_reason, context.hits), []
         extractive = True
+    elif extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
+        missing = "; ".join(" ".join(part.text.split()) for part in coverage if not part.covered)
+        answer += f"\n\nNo passage found covers: {missing}"
     grounded, grounding = grounding_of(citations, context, answer, found)
     formatted = context.formatted()
     state.turns.append(Turn(question=question, answer=answer, citations=citations))

@@ -111,3 +111,10 @@ def test_a_question_about_something_never_mentioned_is_not_found(fake_index, fak
     assert not result.found and result.answer.startswith(NOT_FOUND_ANSWER)
     assert "Kubernetes" in result.found_reason and result.citations == [] and not result.grounded
     assert "Closest places found (not an answer)" in result.answer
+
+
+def test_an_extractive_answer_names_the_parts_nothing_covers(fake_index, fake_retriever):
+    result = ask("How do I rotate the API key safely, and how many zebras live in the savanna grasslands?",
+                 fake_index, RAGConfig(), None, policy="offline", retriever=fake_retriever)
+    assert result.found and [p["covered"] for p in result.parts] == [True, False]
+    assert result.answer.endswith("No passage found covers: how many zebras live in the savanna grasslands?")
