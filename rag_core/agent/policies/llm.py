@@ -26,8 +26,8 @@ import re
 from collections import deque
 from typing import Any
 
-from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.plan import plan_question
+from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.tools import (
     TOOL_NAMES,
     ToolArgumentError,
