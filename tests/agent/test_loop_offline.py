@@ -231,3 +231,23 @@ def test_final_context_keeps_the_best_within_the_budget_after_gathering_more(fak
     assert first_search.hits and first_search.hits[0]["chunk_id"] in {h.chunk.id for h in result.context_hits}
     done = result.steps[-1]
     assert done.tool == "done" and done.context_budget == 200
+
+
+def test_follow_up_sharing_words_but_not_meaning_searches_again(fake_index, fake_retriever, monkeypatch):
+    """Words of the new question in the earlier context are no evidence the context answers it."""
+    state = AgentState()
+    _ask("How do I rotate an API key?", fake_index, fake_retriever, state=state)
+    embed = fake_index.embed_texts
+
+    def unrelated(texts):  # the follow-up's meaning is far from every chunk held (its words are all there)
+        vectors = embed(texts)
+        follow_up = [i for i, t in enumerate(texts) if t == "rotate the API key again?"]
+        vectors[follow_up] = 0.0
+        vectors[follow_up, 0] = -1.0 if vectors[:, 0].max() > 0 else 1.0
+        return vectors
+
+    monkeypatch.setattr(fake_index, "embed_texts", unrelated)
+    calls = len(fake_retriever.calls)
+    result = _ask("rotate the API key again?", fake_index, fake_retriever, state=state)
+    assert result.steps[0].tool == "search", result.steps[0].reason
+    assert len(fake_retriever.calls) > calls

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from rag_core.agent.answer import extractive_answer
-from rag_core.agent.coverage import fill_by_parts
+from rag_core.agent.coverage import fill_by_parts, relevance
 from rag_core.agent.plan import QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
@@ -123,6 +123,16 @@ def rewritten(query: str) -> str:
     return " ".join(kept) or stripped
 
 
+def _best_held(run: AgentRun, query: str) -> float:
+    """The highest confidence, as a search would calibrate it, of a held chunk for ``query`` (0 with none)."""
+    if not run.context.hits:
+        return 0.0
+    index = run.toolbox.index
+    scores = relevance([query], [h.chunk for h in run.context.hits], index.embed_texts,
+                       str(getattr(getattr(index, "embedder", None), "id", "")))
+    return float(scores.max())
+
+
 @dataclass(slots=True)
 class _Task:
     tool: str
@@ -174,10 +184,15 @@ class OfflinePolicy:
         self.sub_queries = self.plan.queries if self.plan.split else decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
+            # Holding the question's words is no evidence of holding its answer ("publish a package" after "add a
+            # git dependency" shares "package"): the earlier context is reused only when one of its chunks is
+            # relevant to the new question with confidence, as a search would judge it.
             coverage = term_coverage(content_terms(run.question), "\n".join(h.chunk.text for h in held))
-            if coverage >= COVERAGE_TO_SKIP:
+            best = _best_held(run, run.question)
+            if coverage >= COVERAGE_TO_SKIP and best >= run.threshold:
                 self.skip_reason = (f"conditional retrieval: the context from the previous turn already holds "
-                                    f"{coverage:.0%} of the question's terms, so no new search")
+                                    f"{coverage:.0%} of the question's terms and a chunk relevant to it with "
+                                    f"confidence {best:.2f} ≥ {run.threshold:.2f}, so no new search")
                 return
         self.skip_reason = None
         if self.plan.split:
@@ -377,10 +392,12 @@ class OfflinePolicy:
 
     @staticmethod
     def _covered(run: AgentRun, query: str) -> bool:
-        """True when every term of ``query`` is already in the held context (conditional retrieval)."""
+        """True when every term of ``query`` is already in the held context and a held chunk is relevant to it
+        with confidence (conditional retrieval)."""
         if not run.context.hits:
             return False
-        return term_coverage(content_terms(query), "\n".join(h.chunk.text for h in run.context.hits)) >= 1.0
+        held = "\n".join(h.chunk.text for h in run.context.hits)
+        return term_coverage(content_terms(query), held) >= 1.0 and _best_held(run, query) >= run.threshold
 
     # --- questions with several parts -------------------------------------------------------------------------
 
