@@ -179,6 +179,9 @@ def run_agent(
             run.warn(f"the model's answer was not shown: {found_reason}")
         answer, citations = not_found_answer(found_reason, context.hits), []
         extractive = True
+        if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
+            run.steps[-1].args = {"answer": answer, "citations": []}
+            run.steps[-1].reason += f"; not found: {found_reason}"
     elif extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
         missing = "; ".join(" ".join(part.text.split()) for part in coverage if not part.covered)
         answer += f"\n\nNo passage found covers: {missing}"

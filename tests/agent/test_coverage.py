@@ -111,6 +111,8 @@ def test_a_question_about_something_never_mentioned_is_not_found(fake_index, fak
     assert not result.found and result.answer.startswith(NOT_FOUND_ANSWER)
     assert "Kubernetes" in result.found_reason and result.citations == [] and not result.grounded
     assert "Closest places found (not an answer)" in result.answer
+    assert result.steps[-1].args["citations"] == [] and "not found: the documents never mention" in \
+        result.steps[-1].reason
 
 
 def test_an_extractive_answer_names_the_parts_nothing_covers(fake_index, fake_retriever):
