@@ -339,7 +339,8 @@ def report(rows: list[dict], args) -> str:
                 cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {s['tokens']:.0f} "
                          f"| {s['steps']:.2f} | {s['p50']:.0f} | {s['p95']:.0f} |")
                 if said:
-                    cells += (f" {s['null_said']} of {s['null_n']} | {s['false_said']} of {s['answerable_n']} |"
+                    null = f"{s['null_said']} of {s['null_n']}" if s["null_n"] else "–"
+                    cells += (f" {null} | {s['false_said']} of {s['answerable_n']} |"
                               if s["null_said"] is not None else " – | – |")
                 if per_intent:
                     for intent in intents:

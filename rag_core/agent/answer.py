@@ -97,8 +97,12 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
 
 
 def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[str] = (),
-                      max_passages: int = 3) -> ExtractiveAnswer:
-    """Quote the best-supported passages of ``hits`` for ``question`` (and each of its ``sub_queries``)."""
+                      max_passages: int = 3, min_score: float = 0.25) -> ExtractiveAnswer:
+    """Quote the best-supported passages of ``hits`` for ``question`` (and each of its ``sub_queries``).
+
+    A part's best passage is quoted when its score (term coverage plus a quarter of its chunk's confidence) is
+    above ``min_score``; with 0 the best passage is quoted whatever its words (the caller has judged from the
+    evidence that the context answers: a paraphrased question may share no word with its answer)."""
     candidates = [p for rank, hit in enumerate(hits) for p in passages_of(hit, rank)]
     if not candidates:
         return ExtractiveAnswer(text=NOT_FOUND, citations=[])
@@ -111,7 +115,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
             passage.score = term_coverage(terms, passage.text) + 0.25 * confidence.get(passage.chunk_id, 0.0)
         best = max((p for p in candidates if p not in chosen), key=lambda p: (p.score, -p.order[0], -p.order[1]),
                    default=None)
-        if best is not None and best.score > 0.25 and len(chosen) < max_passages:
+        if best is not None and best.score > min_score and len(chosen) < max_passages:
             chosen.append(best)
     # Fill up with the next best for the whole question, if they hold at least half its terms.
     terms = content_terms(question)

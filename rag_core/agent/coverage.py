@@ -157,15 +157,27 @@ def name_candidates(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def spelled_out(acronym: str, texts: Sequence[str]) -> bool:
+    """True when one of ``texts`` holds words whose initials spell ``acronym`` ("Django REST Framework": DRF)."""
+    letters = acronym.upper()
+    if not (2 <= len(letters) <= 6 and letters.isalpha()):
+        return False
+    words = r"\W+".join(rf"{letter}[\w-]*" for letter in letters)
+    pattern = re.compile(rf"(?<!\w){words}(?!\w)")
+    return any(pattern.search(text) for text in texts)
+
+
 def unknown_names(question: str, known: Callable[[str], bool],
-                  embed: Callable[[list[str]], np.ndarray] | None = None) -> list[str]:
+                  embed: Callable[[list[str]], np.ndarray] | None = None, texts: Sequence[str] = ()) -> list[str]:
     """Names in ``question`` (``name_candidates``) that no indexed chunk holds and that carry its meaning.
 
-    ``known(word)`` says whether the index holds ``word`` (a keyword search for it finds something). A missing
+    ``known(word)`` says whether the index holds ``word`` (a keyword search for it finds something); an acronym
+    whose words ``texts`` (the retrieved chunks) spell out is known too. A missing
     name counts only when it is central to the question: removing it moves the question's embedding by at
     least ``NAME_CENTRALITY`` (1 − cosine); a passing mention ("building on my Mac") does not decide anything.
     """
-    missing = [n for n in name_candidates(question) if not known(n)]
+    missing = [n for n in name_candidates(question) if not known(n)
+               and not (n.isupper() and spelled_out(n, texts))]  # an acronym the context spells out is known
     if not missing or embed is None:
         return missing
     variants = [re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", " ", question) for n in missing]
@@ -198,7 +210,7 @@ def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) ->
     def known(word: str) -> bool:
         return bool(index.keyword_search(word, 1))
 
-    found, reason = decide_found(coverage, unknown_names(question, known, embed))
+    found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits]))
     return coverage, found, reason
 
 

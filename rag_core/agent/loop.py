@@ -172,8 +172,11 @@ def run_agent(
         stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
     plan = plan_question(question)
     coverage, found, found_reason = judge_coverage(question, plan, context.hits, index)
-    if found and answer.strip() == NOT_FOUND:
-        found, found_reason = False, "no passage of the retrieved chunks holds the question's terms"
+    if found and answer.strip() == NOT_FOUND and context.hits:
+        # No passage shares the question's words, but the evidence is relevant (a paraphrased question): quote the
+        # best passages of the context rather than claim the documents are silent.
+        extracted = extractive_answer(question, context.hits, run.sub_queries, min_score=0.0)
+        answer, citations, extractive = extracted.text, extracted.citations, True
     if not found:
         if not extractive:
             run.warn(f"the model's answer was not shown: {found_reason}")

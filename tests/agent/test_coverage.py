@@ -120,3 +120,24 @@ def test_an_extractive_answer_names_the_parts_nothing_covers(fake_index, fake_re
                  fake_index, RAGConfig(), None, policy="offline", retriever=fake_retriever)
     assert result.found and [p["covered"] for p in result.parts] == [True, False]
     assert result.answer.endswith("No passage found covers: how many zebras live in the savanna grasslands?")
+
+
+def test_an_acronym_the_context_spells_out_is_known():
+    from rag_core.agent.coverage import spelled_out
+
+    texts = ["FastAPI's author learned from the Django REST Framework, created by Tom Christie."]
+    assert spelled_out("DRF", texts) and not spelled_out("GIL", texts)
+    question = "Is there any connection between DRF's author and FastAPI?"
+    assert unknown_names(question, lambda w: w == "FastAPI", None, texts) == []
+    assert unknown_names(question, lambda w: w == "FastAPI", None, ["Django only"]) == ["DRF"]
+
+
+def test_a_relevant_context_is_quoted_even_when_no_passage_shares_a_word():
+    from rag_core.agent.answer import NOT_FOUND, extractive_answer
+
+    hits = [Hit(chunk=Chunk(id="c1", doc_id="d", granularity="paragraph", chunk_type="prose",
+                            text="Use a path converter to capture slashes.", start=0, end=40, tokens=9),
+                score=1.0, confidence=0.6)]
+    assert extractive_answer("whole filesystem location variable?", hits).text == NOT_FOUND
+    relaxed = extractive_answer("whole filesystem location variable?", hits, min_score=0.0)
+    assert relaxed.citations == ["c1"] and "path converter" in relaxed.text
