@@ -33,6 +33,8 @@ ANSWER_FLOOR = 0.15
 # A name the documents never mention decides "not found" when removing it from the question moves the
 # question's embedding at least this far (1 - cosine): the question is about it, not just mentioning it.
 NAME_CENTRALITY = 0.05
+# How many keyword hits for a name are read to find the name itself (not only its stem).
+KNOWN_DEPTH = 5
 # How deep each ranked list is read while filling (beyond, a list is exhausted); hits the whole question's list
 # offers per round; how far ahead a list looks for a hit from a new section when spreading.
 FILL_DEPTH = 12
@@ -208,7 +210,9 @@ def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) ->
     coverage = score_parts(plan.parts, hits, embed, embedder_id)
 
     def known(word: str) -> bool:
-        return bool(index.keyword_search(word, 1))
+        # The keyword index matches stems ("PyPy" and "PyPI" share one): the word itself must be in a chunk it finds.
+        exact = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+        return any(exact.search(chunk.text) for chunk, _ in index.keyword_search(word, KNOWN_DEPTH))
 
     found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits]))
     return coverage, found, reason

@@ -141,3 +141,22 @@ def test_a_relevant_context_is_quoted_even_when_no_passage_shares_a_word():
     assert extractive_answer("whole filesystem location variable?", hits).text == NOT_FOUND
     relaxed = extractive_answer("whole filesystem location variable?", hits, min_score=0.0)
     assert relaxed.citations == ["c1"] and "path converter" in relaxed.text
+
+
+def test_a_name_found_only_by_its_stem_is_unknown():
+    from rag_core.agent.coverage import judge_coverage
+    from rag_core.agent.plan import plan_question
+
+    pypi = Chunk(id="c", doc_id="d", granularity="paragraph", chunk_type="prose", text="Install it from PyPI.",
+                 start=0, end=21, tokens=5)
+
+    class Stemmed:  # BM25 stems "PyPy" and "PyPI" alike
+        def keyword_search(self, query, k, filters=None, exclude_ids=()):
+            return [(pypi, 1.0)] if query.lower().startswith("pyp") else []
+
+        embed_texts = None
+
+    question = "Does it run on PyPy at all?"
+    hits = [Hit(chunk=pypi, score=1.0, confidence=0.9)]
+    _, found, why = judge_coverage(question, plan_question(question), hits, Stemmed())
+    assert not found and "'PyPy'" in why
