@@ -119,3 +119,21 @@ def test_a_run_stored_before_the_new_metrics_still_renders(data_dir):
     at.selectbox(key="eval_im").set_value("complete").run()  # a metric this run never measured
     assert not at.exception, at.exception
     assert any(e.label.startswith("c · hybrid — complete –") for e in at.expander)
+
+
+def test_a_run_lacking_a_metric_keeps_every_control_of_the_page(data_dir):
+    """A bundle's run without ``ndcg@10`` (or any metric): the leaderboard, Delete and the Sweep tab still draw."""
+    import copy
+
+    run = copy.deepcopy(OLD_RUN)
+    run["id"] = "no-ndcg"
+    for record in run["records"]:
+        record["metrics"] = {"hit@1": 1.0}
+    path = ResultsStore(data_dir).runs_dir / "no-ndcg.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run))
+    at = page_app(PAGE, HASH_CONFIG).run()
+    assert not at.exception, at.exception
+    assert list(at.tabs[1].dataframe[0].value.columns)[:4] == ["config", "strategy", "questions", "hit@1"]
+    assert at.button(key="eval_delete_run") is not None
+    assert len(at.tabs) >= 3  # the Sweep tab is drawn too
