@@ -30,7 +30,8 @@ uploads = files_col.file_uploader(
     max_upload_size=settings.max_upload_mb,  # the browser refuses bigger files with the same figure as the label
 )
 folder = folder_col.file_uploader(
-    "Or upload a whole folder (its sub-folder paths are kept: guide/index.md and config/index.md stay apart)",
+    f"Or upload a whole folder of up to {settings.max_upload_files:,} files (its sub-folder paths are kept: "
+    "guide/index.md and config/index.md stay apart)",
     accept_multiple_files="directory", key="documents_folder_uploader", max_upload_size=settings.max_upload_mb,
 )
 load_samples = st.button("Load sample documents", type="primary",

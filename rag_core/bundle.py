@@ -43,6 +43,7 @@ class Bundle:
     documents: list[Document] = field(default_factory=list)
     document_names: list[str] = field(default_factory=list)
     created: str = ""
+    skipped: list[str] = field(default_factory=list)  # why a bundled document was left out (one line each)
 
 
 def export_bundle(run: EvalRun, documents: Sequence[Document], *, include_documents: bool = True,
@@ -157,8 +158,27 @@ def read_bundle(data: str | bytes, source: str = "bundle", settings: Settings | 
                          f"{settings.max_bundle_documents:,} are allowed (RAG_MAX_BUNDLE_DOCUMENTS)")
     max_bytes = settings.max_upload_mb * 1024 * 1024
     documents = [_bundle_document(d, f"{source} documents[{i}]", max_bytes) for i, d in enumerate(top.documents)]
+    documents, skipped = first_of_each_name(documents, source)
+    included = {doc.name for doc in documents}
+    names = [n for n in dict.fromkeys(safe_name(n) for n in top.document_names) if n not in included]
     return Bundle(configs=configs, question_set=question_set, run=run, agent_traces=traces, documents=documents,
-                  document_names=[safe_name(n) for n in top.document_names], created=top.created)
+                  document_names=names, created=top.created, skipped=skipped)
+
+
+def first_of_each_name(documents: Sequence[Document], source: str = "bundle") -> tuple[list[Document], list[str]]:
+    """The same-name rule of uploads, for a bundle: the first document of a name is kept; a later one with the same
+    text is the same document and is dropped, one with other text is skipped and said so (an index holds one
+    document per name, so keeping both left all but one "not indexed" for ever)."""
+    kept: dict[str, Document] = {}
+    skipped: list[str] = []
+    for doc in documents:
+        first = kept.get(doc.name)
+        if first is None:
+            kept[doc.name] = doc
+        elif first.text != doc.text:
+            skipped.append(f"{doc.name}: skipped, {source} already holds a document of that name with other text "
+                           "(the first one is kept)")
+    return list(kept.values()), skipped
 
 
 def _refuse_constant(name: str) -> None:
@@ -187,7 +207,10 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None, *, setting
 
     Named (not included) documents must already be in the local document store; a missing one is an error
     naming it, before anything is written. A bundled document whose name and text are already stored is not
-    stored twice. If any write fails, what this import wrote is removed again and the error raised.
+    stored twice; one whose name is stored with other text is skipped (uploads' same-name rule: the stored one is
+    kept, nothing is replaced or duplicated silently), and ``documents_skipped`` (one line each, with the bundle's
+    own same-name duplicates) is then in the summary. If any write fails, what this import wrote is removed again
+    and the error raised.
     """
     from rag_core.documents import DocumentStore
 
@@ -199,8 +222,11 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None, *, setting
         configs, results = ConfigStore(data_dir), ResultsStore(data_dir)
     doc_store = DocumentStore(data_dir)
     resolve_documents(bundle, doc_store)
-    stored = {(d.name, d.text) for d in doc_store.list()}
-    new_docs = [doc for doc in bundle.documents if (doc.name, doc.text) not in stored]
+    stored = {d.name: d.text for d in doc_store.list()}
+    new_docs = [doc for doc in bundle.documents if doc.name not in stored]
+    skipped = [*bundle.skipped, *(f"{doc.name}: skipped, a document of that name with other text is already stored "
+                                  "here (kept; delete it on the Documents page first to take the bundle's)"
+                                  for doc in bundle.documents if stored.get(doc.name, doc.text) != doc.text)]
     planned = [_import_config(configs, config) for config in bundle.configs]
     run = EvalRun.from_dict(bundle.run.to_dict())
     run.id = _free_run_id(results, run.id)  # importing on the machine that made it keeps the original
@@ -224,9 +250,12 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None, *, setting
         for doc_id in written_docs:
             doc_store.delete(doc_id)
         raise
-    return {"configs": [config.name for config, _ in planned], "documents_added": len(written_docs),
-            "documents": len(bundle.documents) + len(bundle.document_names), "run_id": run.id,
-            "questions": len(bundle.question_set.questions), "agent_traces": len(bundle.agent_traces)}
+    summary = {"configs": [config.name for config, _ in planned], "documents_added": len(written_docs),
+               "documents": len(bundle.documents) + len(bundle.document_names), "run_id": run.id,
+               "questions": len(bundle.question_set.questions), "agent_traces": len(bundle.agent_traces)}
+    if skipped:
+        summary["documents_skipped"] = skipped
+    return summary
 
 
 def _import_config(configs: ConfigStore, config: RAGConfig) -> tuple[RAGConfig, bool]:

@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     max_questions: int = Field(5000, ge=1, description="Questions per question set, evaluation and bundle.")
     max_eval_configs: int = Field(40, ge=1, description="Configurations per evaluation and bundle (a sweep has 36).")
     max_bundle_documents: int = Field(10_000, ge=1, description="Documents carried by one bundle.")
+    max_upload_files: int = Field(5_000, ge=1, description="Files in one upload (a folder, a pick of files or a ZIP's "
+                                  "members); past it the rest are refused with a note, what came first is kept.")
     # Set well above the shared corpora (largest file: 916 headings, 3,935 chunks at 512 tokens, 10,957 at 128;
     # all 290 files: 38,350 chunks at 128 tokens) so they load whole; SciFact's 5,183 abstracts too.
     max_csv_rows: int = Field(5_000, ge=1, description="Rows of one CSV/TSV file; more are cut, with a note.")

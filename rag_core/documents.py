@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
-from rag_core.loaders.archives import expand_archives, is_folder_archive
+from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files
+from rag_core.loaders.core import default_max_bytes
 from rag_core.types import DocType, Document
 
 log = logging.getLogger(__name__)
@@ -321,8 +322,21 @@ def _renamed(doc: Document, name: str) -> Document:
                                metadata={**doc.metadata, "renamed_from": doc.name})
 
 
+def _item_name(item) -> str:
+    return str(item[0]) if isinstance(item, tuple) else Path(item).name
+
+
+def _over_file_limit(refused: list, limit: int, total: int) -> tuple[str, str]:
+    """The one error for the files of an upload past ``limit``: how many, from which on, and what to do."""
+    return (f"{len(refused):,} more files",
+            f"Only the first {limit:,} of {total:,} files of this upload were loaded: one upload takes at most "
+            f"{limit:,} files (RAG_MAX_UPLOAD_FILES). The other {len(refused):,}, from {_item_name(refused[0])} on, "
+            "were not loaded; upload them in another batch.")
+
+
 def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None,
-              replace_same_name: bool = True, on_conflict: str = "replace", keep_folders: bool = True) -> AddReport:
+              replace_same_name: bool = True, on_conflict: str = "replace", keep_folders: bool = True,
+              max_files: int | None = None) -> AddReport:
     """Load files (paths or ``(name, bytes)`` pairs; a folder's ZIP is expanded) and store them, going on past
     per-file failures.
 
@@ -332,34 +346,51 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     ``report.conflicts`` for ``resolve_conflicts``. ``replace_same_name=False`` stores same-named files side by
     side. ``keep_folders`` (the default) keeps relative paths in names (a folder upload), so ``guide/index.md``
     and ``config/index.md`` are two documents; a ZIP's members always keep theirs.
+
+    At most ``max_files`` files (default ``RAG_MAX_UPLOAD_FILES``; a ZIP counts as its members) are loaded: the
+    first ones, files before ZIP members; the rest are refused with one error saying how many and from which on.
     """
     if on_conflict not in ON_CONFLICT:
         raise ValueError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}, got {on_conflict!r}")
+    limit = max_upload_files() if max_files is None else max_files
+    max_bytes = default_max_bytes() if max_bytes is None else max_bytes  # a ZIP's members are files like the others
     items = list(items)
     archives = [i for i in items if isinstance(i, tuple) and is_folder_archive(bytes(i[1]))]
-    members, archive_errors = expand_archives(archives, max_member_bytes=max_bytes)
-    docs, errors = load_many([i for i in items if not any(i is a for a in archives)], max_bytes=max_bytes,
-                             progress=progress, keep_folders=keep_folders)
+    plain = [i for i in items if not any(i is a for a in archives)]
+    refused = plain[limit:]
+    plain = plain[:limit]
+    room = limit - len(plain)
+    members: list = []
+    archive_errors: list[tuple[str, str]] = []
+    if room > 0:
+        members, archive_errors = expand_archives(archives, max_member_bytes=max_bytes, max_members=limit)
+        refused += members[room:]
+        members = members[:room]
+    else:
+        refused += archives
+    docs, errors = load_many(plain, max_bytes=max_bytes, progress=progress, keep_folders=keep_folders)
     member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
     docs += member_docs
     report = AddReport(errors=[*archive_errors, *errors, *member_errors])
+    if refused:
+        report.errors.append(_over_file_limit(refused, limit, len(plain) + len(members) + len(refused)))
     if not replace_same_name:
         return _store_new(store, docs, report)
     latest = {doc.name: doc for doc in store.list()}
-    plain: list[Document] = []
+    plain_docs: list[Document] = []
     for doc in docs:
         previous = latest.get(doc.name)
         if previous is None or previous.id == doc.id:
-            plain.append(doc)
+            plain_docs.append(doc)
             latest[doc.name] = doc
         elif on_conflict == "ask":
             report.conflicts.append(Conflict(doc, previous))
         else:
-            _store_new(store, plain, report)
-            plain = []
+            _store_new(store, plain_docs, report)
+            plain_docs = []
             report.merge(resolve_conflicts(store, [(Conflict(doc, previous), on_conflict)]))
             latest = {d.name: d for d in store.list()}
-    _store_new(store, plain, report)
+    _store_new(store, plain_docs, report)
     gone = {d.id for d in report.replaced}  # a batch's own earlier file that a later one replaced
     report.added = [d for d in report.added if d.id not in gone]
     return report

@@ -4,10 +4,11 @@ file in ``data_dir/jobs/`` so any page, session or rerun can show it (no Streaml
 Two kinds of work share the queue: ingest jobs (below) and tasks (``submit_task``: evaluation runs and sweeps),
 whose progress is a count of steps with a line saying what is being done.
 
-An ingest job indexes its documents one at a time, so each file has its own status (queued → chunking →
-embedding → indexed, or failed with the reason) and a cancel takes effect within one embedding batch: the
-document in progress is rolled back by the index's atomic write and the ones not started stay queued →
-cancelled. Searches meanwhile answer from the committed index (``Index`` readers use an immutable snapshot).
+An ingest job indexes its documents in batches of up to ``INGEST_BATCH_FILES``, one commit each; every file keeps
+its own status (queued → chunking → embedding → indexed, or failed with the reason) and a cancel takes effect
+within one embedding batch: the batch in progress is rolled back by the index's atomic write, the batches before it
+stay indexed, and the files not started stay queued → cancelled. Searches meanwhile answer from the committed
+index (``Index`` readers use an immutable snapshot).
 A job left "running" by a process that died is shown as interrupted when the next process opens the runner.
 """
 
@@ -35,6 +36,10 @@ FILE_STATES = ("queued", "chunking", "embedding", "indexed", "unchanged", "faile
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
 ACTIVE_STATES = ("queued", "running")
 KEEP_JOBS = 50  # finished job files kept per data directory (older ones are removed)
+# Documents an ingest job commits at once: each commit rebuilds the keyword index of the whole collection, so one
+# commit per file made a folder of n files cost n² (10,000 files); a cancel rolls back the batch in progress.
+INGEST_BATCH_FILES = 100
+INGEST_BATCH_BYTES = 8 * 1024 * 1024
 _SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
 
 
@@ -343,45 +348,108 @@ class TaskHandle:
         self._runner._save(self._work)
 
 
-def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:
-    """Index the job's documents one by one, keeping each file's status."""
+def ingest_batches(docs: Sequence[Document], max_files: int = INGEST_BATCH_FILES,
+                   max_bytes: int = INGEST_BATCH_BYTES) -> list[list[Document]]:
+    """``docs`` in order, cut into the batches an ingest job commits one at a time: at most ``max_files`` documents
+    and ``max_bytes`` bytes each (a bigger document alone), and never two of one name in a batch, so a later version
+    still replaces an earlier one as it does when they are indexed one by one."""
+    batches: list[list[Document]] = []
+    batch: list[Document] = []
+    names: set[str] = set()
+    size = 0
+    for doc in docs:
+        if batch and (len(batch) >= max_files or size + doc.size > max_bytes or doc.name in names):
+            batches.append(batch)
+            batch, names, size = [], set(), 0
+        batch.append(doc)
+        names.add(doc.name)
+        size += doc.size
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _chunk_counts(index, batch: list[Document], report) -> dict[str, int]:
+    """Chunks indexed per document of ``batch`` (the report sums them over the batch)."""
+    if len(batch) == 1:
+        return {batch[0].id: sum(report.chunks.values())}
+    try:
+        rows = index.documents()
+    except Exception:  # noqa: BLE001 - the counts are a detail of the status; the documents are indexed
+        return {}
+    return {row["doc_id"]: sum(row.get("chunks", {}).values()) for row in rows}
+
+
+def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], files: list[FileStatus]) -> None:
+    """Index one batch in one commit, keeping each file's status; raises ``Cancelled``. When the batch fails as a
+    whole, or some of its files fail, those files are indexed again one by one, so one file cannot fail the others."""
     status = work.status
-    for doc, file in zip(docs, status.files, strict=True):
-        if work.cancel.is_set():
-            break
+    for file in files:
         file.state = "chunking"
-        status.current_done = status.current_total = 0
-        runner._save(work)
-        started = time.perf_counter()
+    status.current_done = status.current_total = 0
+    runner._save(work)
+    started = time.perf_counter()
 
-        def progress(done: int, total: int, file: FileStatus = file) -> None:
-            if work.cancel.is_set():
-                raise Cancelled
-            if file.state != "embedding":
+    def progress(done: int, total: int) -> None:
+        if work.cancel.is_set():
+            raise Cancelled
+        if files[0].state != "embedding":
+            for file in files:
                 file.state = "embedding"
-                status.current_total = total
-                runner._save(work)
-            status.current_done, status.current_total = done, total
-            runner._save(work, force=False)
-
-        try:
-            report = index.ingest([doc], progress=progress)
-        except Cancelled:
-            file.state = "cancelled"
-            break
-        except Exception as e:  # noqa: BLE001 - one file's failure is its status; the others go on
-            log.warning("indexing %s failed: %s", doc.name, e)
-            file.state, file.error = "failed", str(e) or type(e).__name__
+            status.current_total = total
             runner._save(work)
-            continue
-        file.seconds = round(time.perf_counter() - started, 2)
+        status.current_done, status.current_total = done, total
+        runner._save(work, force=False)
+
+    try:
+        report = index.ingest(batch, progress=progress)
+    except Cancelled:
+        for file in files:
+            file.state = "cancelled"
+        raise
+    except Exception as e:  # noqa: BLE001 - one file's failure is its status; the others go on
+        if len(batch) > 1:
+            log.warning("indexing a batch of %d files failed (%s); indexing them one by one", len(batch), e)
+            for doc, file in zip(batch, files, strict=True):
+                if work.cancel.is_set():
+                    raise Cancelled from None
+                _ingest_batch(runner, work, index, [doc], [file])
+            return
+        log.warning("indexing %s failed: %s", batch[0].name, e)
+        files[0].state, files[0].error = "failed", str(e) or type(e).__name__
+        runner._save(work)
+        return
+    seconds = round((time.perf_counter() - started) / len(batch), 2)
+    counts = _chunk_counts(index, batch, report)
+    for doc, file in zip(batch, files, strict=True):
+        file.seconds = seconds
         if doc.name in report.errors:
+            if len(batch) > 1:  # e.g. over the chunks of one ingest only together with the others: alone again
+                if work.cancel.is_set():
+                    raise Cancelled
+                _ingest_batch(runner, work, index, [doc], [file])
+                continue
             file.state, file.error = "failed", report.errors[doc.name]
         elif doc.id in report.unchanged:
             file.state = "unchanged"
         else:
-            file.state, file.chunks = "indexed", sum(report.chunks.values())
-        runner._save(work)
+            file.state, file.chunks = "indexed", counts.get(doc.id, 0)
+    runner._save(work)
+
+
+def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:
+    """Index the job's documents in batches (``ingest_batches``), one commit each, keeping each file's status."""
+    status = work.status
+    start = 0
+    for batch in ingest_batches(docs):
+        if work.cancel.is_set():
+            break
+        files = status.files[start : start + len(batch)]
+        start += len(batch)
+        try:
+            _ingest_batch(runner, work, index, batch, files)
+        except Cancelled:
+            break
     status.current_done = status.current_total = 0
     if work.cancel.is_set() and any(f.state in ("queued", "chunking", "embedding", "cancelled") for f in status.files):
         for file in status.files:

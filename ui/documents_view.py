@@ -68,9 +68,9 @@ def load_and_index(index, items, what: str, keep_folders: bool = False) -> None:
     """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded;
     a file named like a stored document with other content waits for a decision (nothing replaced silently)."""
     bar = st.progress(0.0, text=f"Loading {what}…")
-    max_bytes = state.settings().max_upload_mb * 1024 * 1024
-    report = add_files(state.document_store(), items, max_bytes=max_bytes, on_conflict="ask",
-                       keep_folders=keep_folders,
+    settings = state.settings()
+    report = add_files(state.document_store(), items, max_bytes=settings.max_upload_mb * 1024 * 1024,
+                       on_conflict="ask", keep_folders=keep_folders, max_files=settings.max_upload_files,
                        progress=lambda done, total, name: bar.progress(done / total, text=f"Loaded {done}/{total}"))
     bar.empty()
     messages: list = []

@@ -103,9 +103,12 @@ def config_panel() -> None:
 def import_message(summary: dict) -> str:
     """What a bundle import restored, in words."""
     configs = ", ".join(f"'{name}'" for name in summary["configs"]) or "none"
+    skipped = summary.get("documents_skipped") or []
+    kept = (f" Not imported ({len(skipped)}): " + "; ".join(str(s) for s in skipped[:5])
+            + (" …" if len(skipped) > 5 else "") + ".") if skipped else ""
     return md_inert(f"Imported run {summary['run_id']} ({summary['questions']} questions, {summary['agent_traces']} "
                     f"agent traces); configurations: {configs}; documents: {summary['documents_added']} new of "
-                    f"{summary['documents']}. It is listed in the Results tab.")
+                    f"{summary['documents']}.{kept} It is listed in the Results tab.")
 
 
 def replay_panel(bundle, results) -> None:

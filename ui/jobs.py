@@ -73,8 +73,8 @@ CANCEL_HELP = {
     "sweep": "Stop after the current question: the cells already measured are kept as a cancelled sweep.",
     "demo": "Stop choosing the guided demo's question; step 3 on Home then offers to choose it again.",
 }
-INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the one in progress is rolled "
-                      "back, the rest are not indexed.")
+INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the batch in progress is "
+                      "rolled back, the rest are not indexed.")
 
 
 def _cancel_button(job: JobStatus, where: str) -> None:

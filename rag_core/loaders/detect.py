@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from charset_normalizer import from_bytes
 
 from rag_core.errors import LoadError
+from rag_core.loaders.zipread import entries_at_most
 
 # Extension → language for source code (the chunker splits Python with ``ast``, others at blank lines).
 CODE_LANGUAGES: dict[str, str] = {
@@ -57,6 +58,9 @@ BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon file"), (b"wOFF", "a web font"),
 )
 
+# A ZIP with more central-directory entries than this is not sniffed for being a DOCX (a DOCX has a few dozen parts;
+# a folder's ZIP meets its own limit of files next).
+MAX_SNIFFED_ENTRIES = 20_000
 # Share of control characters (other than tab, newline, CR, form feed, escape) above which text is binary.
 MAX_CONTROL_RATIO = 0.05
 SNIFF_BYTES = 8192
@@ -129,6 +133,8 @@ def zip_kind(data: bytes) -> str | None:
     """``"docx"`` for a Word document, ``"zip"`` for any other ZIP archive, None when not a ZIP."""
     if not data.startswith(b"PK\x03\x04"):
         return None
+    if entries_at_most(data) > MAX_SNIFFED_ENTRIES:  # no Word document has that many parts: not parsed to tell
+        return "zip"
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
