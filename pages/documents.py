@@ -62,8 +62,9 @@ if store.unreadable:  # a stored file of the wrong shape (e.g. from an old or cr
     st.warning(md_inert(f"{len(store.unreadable)} stored document file(s) could not be read and are left out: "
                         + "; ".join(f"{doc_id}: {why}" for doc_id, why in store.unreadable.items())))
     if st.button("Remove the unreadable files", key="documents_remove_unreadable"):
-        store.remove_unreadable()
-        st.rerun()
+        # their chunks go from the active index too: nothing searchable may outlive a document's listing
+        if state.guarded(lambda: store.remove_unreadable(index), "Removing the unreadable files") is not None:
+            st.rerun()
 indexed = {}
 if index is not None:
     indexed = {row["doc_id"]: row for row in (state.guarded(index.documents, "Reading the index") or [])}

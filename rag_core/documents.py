@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files
-from rag_core.loaders.core import default_max_bytes
+from rag_core.loaders.core import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
 from rag_core.types import DocType, Document
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class _DocumentModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
     id: Annotated[str, StringConstraints(max_length=64)] = ""
-    name: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]  # folder paths of 120-char parts
+    name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_DOCUMENT_NAME_CHARS)]  # loaders' own rule
     doc_type: DocType
     size: int = Field(ge=0)
     created: Annotated[str, StringConstraints(max_length=40)] = ""
@@ -249,13 +249,19 @@ class DocumentStore:
             self._index_stamp = self._stamp()
             return True
 
-    def remove_unreadable(self) -> list[str]:
-        """Delete the document files that could not be read (``unreadable``); returns their ids."""
+    def remove_unreadable(self, index: Any = None) -> list[str]:
+        """Delete the document files that could not be read (``unreadable``); returns their ids.
+
+        With ``index`` (anything with ``remove_document(doc_id)``, e.g. the active ``Index``) their chunks are
+        removed from it first, by document id, so that nothing searchable is left of a document no longer listed.
+        """
+        removed = list(self.unreadable)
+        for doc_id in removed if index is not None else ():
+            index.remove_document(doc_id)
         with self._mutex, self._lock:
-            removed = list(self.unreadable)
             for doc_id in removed:
                 self._doc_path(doc_id).unlink(missing_ok=True)
-            self.unreadable.clear()
+                self.unreadable.pop(doc_id, None)
             self._index_stamp = None
             self._refresh()
             self._write_index([_summary(self._docs[i]) for i in self._order])

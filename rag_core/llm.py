@@ -11,9 +11,12 @@ message says why (a parse error, a context overflow, tools not supported) is rai
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
+import math
 import re
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +44,19 @@ _DETERMINISTIC = re.compile(
     r"|too (?:long|large|many)", re.IGNORECASE)
 
 
+# What a model server sends is data, not trusted structure: a tool name is cut to this many characters, tool
+# arguments nested deeper than ``MAX_ARGUMENT_DEPTH`` are refused (no tool takes more than two levels, and deeper
+# values would only exhaust the recursion limit of whatever parses them next), and a token count outside
+# ``0..MAX_TOKEN_COUNT`` is read as unknown (0).
+MAX_TOOL_NAME_CHARS = 200
+MAX_ARGUMENT_DEPTH = 32
+MAX_TOKEN_COUNT = 10**12
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}()]")
+_DIGIT_RUN = re.compile(r"\d+")
+
+
 class LLMContextOverflow(LLMError):
     """The request is larger than the model's context window; the caller can shorten the conversation."""
 
@@ -55,7 +71,8 @@ class LLMOutOfTime(LLMError):
 
 @dataclass(slots=True)
 class ToolCall:
-    """One tool call requested by the model; ``arguments`` is the raw JSON text as sent."""
+    """One tool call requested by the model; ``arguments`` is the raw JSON text as sent, or, when no parser
+    could read it (see :func:`tool_arguments`), a note in angle brackets that the tools reject as an argument error."""
 
     id: str
     name: str
@@ -236,6 +253,8 @@ class LLMClient:
             try:
                 response = self._client.chat.completions.create(**kwargs, **{self._limit_key: limit}, timeout=timeout)
                 break
+            except (ValueError, RecursionError) as e:  # the body is not JSON, or JSON that no parser reads
+                raise LLMError(self._unreadable(e)) from e
             except openai.RateLimitError as e:
                 wait = parse_retry_after(e.response.headers.get("retry-after"))
                 reason = f"429 rate limited (Retry-After: {e.response.headers.get('retry-after', 'none')})"
@@ -305,19 +324,27 @@ class LLMClient:
 
         pieces: list[str] = []
         finish, model, usage = None, "", {}
+        chunks = iter(stream)
         try:
-            for chunk in stream:
-                model = getattr(chunk, "model", "") or model
-                if getattr(chunk, "usage", None) is not None:
-                    usage = {"prompt_tokens": int(chunk.usage.prompt_tokens or 0),
-                             "completion_tokens": int(chunk.usage.completion_tokens or 0),
-                             "total_tokens": int(chunk.usage.total_tokens or 0)}
-                for choice in getattr(chunk, "choices", None) or []:
-                    text = getattr(choice.delta, "content", None) if choice.delta is not None else None
+            while True:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    break
+                except (ValueError, RecursionError) as e:  # an event that is not JSON, or JSON no parser reads
+                    raise LLMError(self._unreadable(e)) from e
+                served = _field(chunk, "model")
+                model = served if isinstance(served, str) and served else model
+                if _field(chunk, "usage") is not None:
+                    usage = usage_counts(_field(chunk, "usage"))
+                choices = _field(chunk, "choices")
+                for choice in choices if isinstance(choices, list | tuple) else []:
+                    text = message_text(_field(_field(choice, "delta"), "content"))
                     if text:
                         pieces.append(text)
                         on_text(text)
-                    finish = choice.finish_reason or finish
+                    reason = _field(choice, "finish_reason")
+                    finish = reason if isinstance(reason, str) and reason else finish
                 if deadline is not None and time.monotonic() >= deadline:
                     finish = "time"
                     break
@@ -348,6 +375,11 @@ class LLMClient:
         return (f"the question's time budget (RAG_LLM_TIME_BUDGET_S={self.time_budget_s:g} s) ran out while waiting "
                 f"for the LLM at {self.base_url}{tried}")
 
+    def _unreadable(self, error: BaseException) -> str:
+        detail = " ".join(str(error).split())[:200]
+        return (f"the LLM at {self.base_url} sent a reply that could not be read ({type(error).__name__}: {detail}); "
+                "check that RAG_LLM_BASE_URL is an OpenAI-compatible server")
+
     def _status_message(self, error: Any) -> str:
         status = error.status_code
         detail = _server_message(error)
@@ -359,35 +391,35 @@ class LLMClient:
         return f"the LLM at {self.base_url} refused the request ({status}: {detail}); {hint}"
 
     def _parse(self, response: Any, retries: list[str], elapsed_ms: float) -> ChatResult:
-        choices = getattr(response, "choices", None) or []
-        if not choices or getattr(choices[0], "message", None) is None:
+        """The assistant turn of ``response``, every field checked: the ``openai`` client does not validate what
+        the server sent, so a name may be a list, the content a number and a count a string."""
+        choices = _field(response, "choices")
+        first = choices[0] if isinstance(choices, list | tuple) and choices else None
+        message = _field(first, "message")
+        if isinstance(message, str):  # a bare string where the message object belongs: take it as the text
+            message = {"content": message}
+        if message is None or isinstance(message, int | float | bool | list | tuple):
             raise LLMError(f"the LLM at {self.base_url} returned a response without a message")
-        message = choices[0].message
         calls = []
-        for i, call in enumerate(message.tool_calls or []):
-            function = getattr(call, "function", None)
-            if function is None:
+        tool_calls = _field(message, "tool_calls")
+        for i, call in enumerate(tool_calls if isinstance(tool_calls, list | tuple) else []):
+            function = _field(call, "function")
+            if function is None or isinstance(function, str | int | float | bool | list | tuple):
                 continue
-            calls.append(
-                ToolCall(
-                    id=call.id or f"call_{i}",
-                    name=function.name or "",
-                    arguments=function.arguments if function.arguments is not None else "",
-                )
-            )
-        usage = {}
-        if response.usage is not None:
-            usage = {
-                "prompt_tokens": int(response.usage.prompt_tokens or 0),
-                "completion_tokens": int(response.usage.completion_tokens or 0),
-                "total_tokens": int(response.usage.total_tokens or 0),
-            }
+            call_id = _field(call, "id")
+            calls.append(ToolCall(
+                id=str(call_id) if isinstance(call_id, str | int) and str(call_id) else f"call_{i}",
+                name=tool_name(_field(function, "name")),
+                arguments=tool_arguments(_field(function, "arguments")),
+            ))
+        finish = _field(first, "finish_reason")
+        model = _field(response, "model")
         return ChatResult(
-            content=message.content,
+            content=message_text(_field(message, "content")),
             tool_calls=calls,
-            usage=usage,
-            finish_reason=choices[0].finish_reason,
-            model=getattr(response, "model", "") or self.model,
+            usage=usage_counts(_field(response, "usage")),
+            finish_reason=finish if isinstance(finish, str) else None,
+            model=model if isinstance(model, str) and model else self.model,
             retries=retries,
             elapsed_ms=elapsed_ms,
         )
@@ -424,6 +456,84 @@ def _server_message(error: Any) -> str:
     except Exception:  # noqa: BLE001 - a streamed or closed body: fall back to the client's text
         text = ""
     return " ".join((text or getattr(error, "message", "") or str(error)).split())[:500]
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value.name``, or ``value[name]`` for a dict (the client keeps parts that fit none of its models as dicts)."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _as_json(value: Any) -> str:
+    """``value`` written as JSON text, or its type name when even that fails (too deep, a cycle)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return f"<{type(value).__name__}>"
+
+
+def message_text(value: Any) -> str | None:
+    """Message content as text: a string as sent, content parts (``[{"type": "text", "text": ...}]``) joined,
+    anything else written as JSON; None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        parts = [part if isinstance(part, str) else _field(part, "text") for part in value]
+        if all(isinstance(part, str) for part in parts):
+            return "".join(parts)
+    return _as_json(value)
+
+
+def tool_name(value: Any) -> str:
+    """A tool call's name as text of at most ``MAX_TOOL_NAME_CHARS`` (a name that is not a string is written as
+    JSON, so the tools report it as an unknown tool)."""
+    name = value if isinstance(value, str) else ("" if value is None else _as_json(value))
+    return name[:MAX_TOOL_NAME_CHARS]
+
+
+def tool_arguments(value: Any) -> str:
+    """A tool call's arguments as text the tools can parse without failing.
+
+    A string is kept as sent (the tools repair common slips and report the rest); an object is written as JSON.
+    Text that no parser could read whatever its syntax, an integer longer than Python converts or nesting deeper
+    than ``MAX_ARGUMENT_DEPTH``, becomes a note in angle brackets saying so: not JSON, so the step fails with an
+    argument error the model can read instead of ending the run.
+    """
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else _as_json(value)
+    bare = _JSON_STRING.sub('""', text)  # brackets and digits inside strings are the strings' business
+    digit_limit = sys.get_int_max_str_digits()  # 0: no limit
+    longest = max((m.end() - m.start() for m in _DIGIT_RUN.finditer(bare)), default=0)
+    if digit_limit and longest > digit_limit:
+        return f"<unreadable arguments: a number of {longest} digits (at most {digit_limit} can be read)>"
+    depth = deepest = 0
+    for match in _BRACKET.finditer(bare):
+        depth = depth + 1 if match.group() in "[{(" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    if deepest > MAX_ARGUMENT_DEPTH:
+        return (f"<unreadable arguments: nested {deepest} levels deep (at most {MAX_ARGUMENT_DEPTH}); send a flat "
+                "JSON object>")
+    return text
+
+
+def token_count(value: Any) -> int:
+    """A usage count as an int: a non-negative whole number (int, float or digits); anything else 0 (unknown)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) else -1
+    elif isinstance(value, str):
+        value = int(value.strip()) if value.strip().isdigit() and len(value.strip()) <= 13 else -1
+    return value if isinstance(value, int) and 0 <= value <= MAX_TOKEN_COUNT else 0
+
+
+def usage_counts(usage: Any) -> dict[str, int]:
+    """The ``usage`` of a response as ``{prompt_tokens, completion_tokens, total_tokens}``; {} when absent."""
+    if usage is None:
+        return {}
+    return {key: token_count(_field(usage, key)) for key in USAGE_KEYS}
 
 
 def llm_from_settings(settings: Settings) -> LLMClient | None:

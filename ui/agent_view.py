@@ -3,6 +3,8 @@ the one-shot baseline beside it, and the live run."""
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -57,15 +59,23 @@ def render_step(step, box) -> None:
 class AnswerStream:
     """The final answer shown as the model writes it (``llm-answer``), below the steps, until the result is drawn."""
 
+    # Redrawn at most this often: each redraw renders the whole answer so far, so redrawing on every piece made a
+    # long answer cost time quadratic in its length.
+    REDRAW_S = 0.25
+
     def __init__(self) -> None:
         self.pieces: list[str] = []
         self.box = None
+        self.drawn_at = 0.0
 
     def add(self, piece: str) -> None:
         if self.box is None:
             self.box = st.empty()
         self.pieces.append(piece)
-        self.box.markdown(safe_markdown("".join(self.pieces)) + " ▌")
+        now = time.monotonic()
+        if now - self.drawn_at >= self.REDRAW_S:
+            self.drawn_at = now
+            self.box.markdown(safe_markdown("".join(self.pieces)) + " ▌")
 
     def clear(self) -> None:
         if self.box is not None:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from rag_core.jobs import JobStatus, format_eta, runner_for
 from ui import state
-from ui.text import md_escape
+from ui.text import md_escape, md_inert
 
 REFRESH_S = 1.0
 STATE_LABELS = {"queued": "⏳ queued", "chunking": "✂️ chunking", "embedding": "🧮 embedding", "indexed": "✅ indexed",
@@ -65,7 +65,7 @@ def _ended(active_ids: set[str]) -> bool:
 
 def _cancel(job_id: str, title: str) -> None:
     if runner().cancel(job_id):
-        st.toast(f"Cancelling {title}…")
+        st.toast(f"Cancelling {md_inert(title)}…")  # a job's title carries names from uploads and question sets
 
 
 CANCEL_HELP = {

@@ -27,9 +27,13 @@ _ACTIVE = re.compile(r"[\\\[\]$`]")
 # The same in a text run of formatted Markdown, plus what would start emphasis, code, raw HTML or an entity there
 # (the parser already turned real formatting into nodes; line-start markers are escaped by mdformat's paragraphs).
 _TEXT_ACTIVE = re.compile(r"[\\\[\]<>$!`*_~]|&(?=#?\w+;)")
-# What GFM links by itself. It does so after escapes are resolved, so no escape stops it: shown as inline code.
-_LITERAL_LINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
-                           re.IGNORECASE)
+# What links by itself, shown as inline code: an autolink ``<scheme:...>`` (CommonMark: any scheme of 2 to 32
+# characters, up to a space or ``<>``), and what GFM links in text after escapes are resolved, so that no escape
+# stops it (a URL, a ``www.`` name, an e-mail address). Every run before an anchor (``:``, ``://``, ``@``) has a
+# bound, so a long word is scanned in linear time, not once from each of its characters.
+_LITERAL_LINK = re.compile(r"<[a-z][a-z0-9+.-]{1,31}:[^\x00-\x20<>]*>"
+                           r"|(?:[a-z][a-z0-9+.-]{0,31}://|www\.)[^\s<>`]*"
+                           r"|[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 _SAFE_SCHEMES = ("http", "https")
 
 
@@ -51,7 +55,8 @@ def md_escape(text: str) -> str:
 def md_inert(text: str) -> str:
     """Escape only what could make a message or label active (images, links, autolinks, maths), leaving ordinary
     prose as written: for messages and labels that name files, settings or values from untrusted input. Raw HTML
-    needs no escape: Streamlit shows it as text; URLs and e-mail addresses are shown as code."""
+    needs no escape: Streamlit shows it as text; URLs, ``<scheme:...>`` autolinks and e-mail addresses are shown
+    as code."""
     return _outside_literals(str(text), lambda t: _ACTIVE.sub(lambda m: "\\" + m.group(0), t))
 
 

@@ -189,9 +189,31 @@ def unknown_names(question: str, known: Callable[[str], bool],
     return [n for n, d in zip(missing, shift, strict=True) if float(d) >= NAME_CENTRALITY]
 
 
+def _named_in(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
 def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple[bool, str]:
-    """Whether the documents answer the question, and why (see the module docstring)."""
+    """Whether the documents answer the question, and why (see the module docstring).
+
+    In a question of several parts, a missing name decides only for the parts that name it: those are not
+    covered, and the question is answered when another part is ("the price of the Pro plan, and how do I rotate
+    the key?" on documents with no Pro plan still answers the second part)."""
     best = max((p.confidence for p in parts), default=0.0)
+    if unknown and len(parts) > 1:
+        about = {id(p): [n for n in unknown if _named_in(n, p.text)] for p in parts}
+        for part in parts:
+            if about[id(part)]:
+                part.covered, part.chunk_ids = False, []
+        if all(about.values()) or not any(about.values()):
+            pass  # every part (or none by itself, only the whole question) asks about the missing names
+        else:
+            names = ", ".join(repr(n) for n in unknown)
+            best = max(p.confidence for p in parts if not about[id(p)])
+            if best >= ANSWER_FLOOR:
+                covered = sum(p.covered for p in parts)
+                return True, (f"{covered} of {len(parts)} part(s) covered; the documents never mention {names}, "
+                              "which the other part(s) ask about")
     if unknown:
         return False, (f"the documents never mention {', '.join(repr(n) for n in unknown)}, which the question is "
                        f"about (best evidence {best:.2f})")

@@ -34,6 +34,9 @@ from rag_core.types import Hit
 
 log = logging.getLogger(__name__)
 DEFAULT_TIME_BUDGET_S = 60.0
+# What a model policy raises on a reply shaped like nothing it expects: the run falls back to the offline policy
+# (the client checks replies at the boundary; this is the net under it).
+MODEL_DATA_ERRORS = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 
 def _to_hits(outcome: ToolOutcome, toolbox: ToolBox, score: float) -> list[Hit]:
@@ -125,12 +128,15 @@ def run_agent(
             yield step
             stop_reason = f"{out_of_time} while waiting for the LLM; answered from what was found"
             break
-        except LLMError as e:
-            fallback = f"LLM failed ({e}); continued with the offline policy"
+        except (LLMError, *MODEL_DATA_ERRORS) as e:
+            if not isinstance(e, LLMError) and policy.name == "offline":
+                raise  # a fault of ours: no model's reply is involved
+            failure = str(e) if isinstance(e, LLMError) else f"unusable reply: {type(e).__name__}: {str(e)[:200]}"
+            fallback = f"LLM failed ({failure}); continued with the offline policy"
             if getattr(retriever, "llm", None) is not None:
                 retriever.llm = None  # the LLM router would hit the same failing endpoint on every search
             step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the LLM endpoint failed",
-                             tool="fallback", args={}, ok=False, error=str(e), threshold=run.threshold,
+                             tool="fallback", args={}, ok=False, error=failure, threshold=run.threshold,
                              context_tokens_in=context.tokens, context_tokens_out=context.tokens,
                              context_budget=context.budget, elapsed_ms=(time.perf_counter() - step_started) * 1000)
             run.steps.append(step)

@@ -130,7 +130,9 @@ class ToolArgumentError(ValueError):
     """Tool arguments that could not be parsed or validated; the message is shown to the agent."""
 
 
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+# The opening of a Markdown code fence, with its language. The fence is found by its ends, not by a pattern that
+# spans the arguments: those are untrusted, and such a pattern backtracks in polynomial time on a fence and spaces.
+_FENCE_OPENING = re.compile(r"```[\w-]*")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
@@ -149,10 +151,9 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], l
         return {}, ["empty arguments read as {}"]
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
-        fenced = _FENCE.match(text)
-        if fenced:
-            text = fenced.group(1).strip()
+    except (ValueError, RecursionError):  # not JSON; also a number of over 4,300 digits, or nesting too deep
+        if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+            text = text[_FENCE_OPENING.match(text).end() : -3].strip()
             repairs.append("stripped a code fence")
         without_commas = _TRAILING_COMMA.sub(r"\1", text)
         if without_commas != text:
@@ -160,11 +161,13 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], l
             repairs.append("removed trailing commas")
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as e:
+        except (ValueError, RecursionError) as e:
             value = _python_literal(text)
             if value is None:
+                problem = (f"{e.msg} at position {e.pos}" if isinstance(e, json.JSONDecodeError) else
+                           "nested too deeply" if isinstance(e, RecursionError) else "a number with too many digits")
                 raise ToolArgumentError(
-                    f"arguments are not valid JSON ({e.msg} at position {e.pos}); send a JSON object such as "
+                    f"arguments are not valid JSON ({problem}); send a JSON object such as "
                     '{"query": "..."}'
                 ) from e
             repairs.append("read a Python-style object (single quotes, True/None)")

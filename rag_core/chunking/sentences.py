@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 from rag_core.chunking.markdown_blocks import strip_span
 
-_SENTENCE_END = re.compile(r"""[.!?…]+["'”’)\]*_]*(?=\s+["'“‘(\[*_`]*[A-Z0-9#`\[(*_>-])""")
+# The lookbehind starts a match only at the first mark of a run ("...", "?!"): starting again at every mark of a
+# long run rescanned the run each time (time quadratic in its length).
+_SENTENCE_END = re.compile(r"""(?<![.!?…])[.!?…]+["'”’)\]*_]*(?=\s+["'“‘(\[*_`]*[A-Z0-9#`\[(*_>-])""")
+# How far back the word before a sentence end is read (longer words are never abbreviations or initials).
+_WORD_WINDOW = 64
 _ABBREVIATIONS = frozenset(
     "e.g i.e etc vs cf al fig no dr mr mrs ms st jr sr approx ca resp esp incl",
 )
@@ -41,7 +45,7 @@ def sentence_spans(
     segment = text[start:end]
     cuts: set[int] = set()
     for m in _SENTENCE_END.finditer(segment):
-        word = _WORD_BEFORE.search(segment, 0, m.start())
+        word = _WORD_BEFORE.search(segment, max(0, m.start() - _WORD_WINDOW), m.start())
         if word and m.group().startswith(".") and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
             continue
         if len(word.group(1)) == 1 if word else False:  # an initial such as "J. Smith"

@@ -35,11 +35,39 @@ from rag_core.types import Document
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 LoadItem = str | os.PathLike | tuple[str, bytes]
+# A document's name, folders included, is at most this long: names are made to fit when files are loaded
+# (``document_name``) and stored documents are checked against it when read back (``rag_core.documents``), one
+# rule at both ends, so a document that was stored is a document that loads.
+MAX_DOCUMENT_NAME_CHARS = 2_000
 
 
 def document_id(name: str, data: bytes) -> str:
     """Stable id: sha256(name + NUL + raw bytes), first 16 hex digits."""
     return hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + data).hexdigest()[:16]
+
+
+def document_name(name: str, keep_folders: bool = False) -> str:
+    """``safe_name(name, keep_folders)``, shortened to at most ``MAX_DOCUMENT_NAME_CHARS`` characters.
+
+    A longer path (a file under a thousand nested folders) keeps its file name and as many of its innermost
+    folders as fit; the outer folders become one part saying how many were left out, with a digest of the whole
+    path, so the name is the same on every load and two long paths that differ only in their outer folders stay
+    two documents.
+    """
+    name = safe_name(name, keep_folders=keep_folders)
+    if len(name) <= MAX_DOCUMENT_NAME_CHARS:
+        return name
+    parts = name.split("/")
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    room = MAX_DOCUMENT_NAME_CHARS - len(parts[-1]) - 64  # 64: the marker part and its slash
+    inner: list[str] = []
+    for part in reversed(parts[:-1]):
+        if len(part) + 1 > room:
+            break
+        inner.append(part)
+        room -= len(part) + 1
+    left_out = len(parts) - 1 - len(inner)
+    return "/".join([f"({left_out} outer folders, {digest})", *reversed(inner), parts[-1]])
 
 
 def default_max_bytes() -> int:
@@ -75,9 +103,9 @@ def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
 def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:
     """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input.
 
-    ``keep_folders`` keeps a relative path in the name (see ``safe_name``); uploads keep only the base name.
+    ``keep_folders`` keeps a relative path in the name (see ``document_name``); uploads keep only the base name.
     """
-    name = safe_name(name, keep_folders=keep_folders)
+    name = document_name(name, keep_folders=keep_folders)
     if not isinstance(data, bytes | bytearray | memoryview):
         raise LoadError(f"{name}: expected file content as bytes, got {type(data).__name__}.")
     data = bytes(data)
@@ -147,7 +175,7 @@ def load_path(path: str | os.PathLike, *, max_bytes: int | None = None, name: st
     the file's base name as the document name."""
     path = Path(path)
     given_name = name
-    name = safe_name(given_name or path.name, keep_folders=True)
+    name = document_name(given_name or path.name, keep_folders=True)
     limit = default_max_bytes() if max_bytes is None else max_bytes
     try:
         info = path.stat()
@@ -180,6 +208,31 @@ def iter_paths(paths: Iterable[str | os.PathLike], *, supported_only: bool = Tru
     return [path for path, _ in iter_named_paths(paths, supported_only=supported_only)]
 
 
+def _walk_files(top: Path) -> list[Path]:
+    """Files under ``top`` in ``os.walk``'s top-down order (each folder's files sorted, then its sub-folders
+    sorted), hidden and tool folders skipped. Iterative: ``os.walk`` recurses once per level on Python 3.11, so a
+    folder nested a thousand levels deep raised ``RecursionError``."""
+    found: list[Path] = []
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    dirs.append(Path(entry.path))
+            elif entry.is_file():
+                found.append(Path(entry.path))
+        stack.extend(reversed(dirs))
+    return found
+
+
 def iter_named_paths(
     paths: Iterable[str | os.PathLike], *, supported_only: bool = True
 ) -> list[tuple[Path, str]]:
@@ -196,16 +249,8 @@ def iter_named_paths(
         if path.is_file():
             candidates = [path]
         elif path.is_dir():
-            candidates = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-                for file in sorted(files):
-                    file_path = Path(root) / file
-                    if file.startswith(".") or not file_path.is_file():
-                        continue
-                    if supported_only and not _is_candidate(file_path):
-                        continue
-                    candidates.append(file_path)
+            candidates = [file_path for file_path in _walk_files(path)
+                          if not supported_only or _is_candidate(file_path)]
         else:
             raise LoadError(f"{path}: no such file or folder.")
         for candidate in candidates:
@@ -232,9 +277,9 @@ def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None, progre
     errors: list[tuple[str, str]] = []
     for done, item in enumerate(items, start=1):
         if isinstance(item, tuple):
-            name = safe_name(item[0], keep_folders=keep_folders)
+            name = document_name(item[0], keep_folders=keep_folders)
         else:
-            name = safe_name(Path(item).name)
+            name = document_name(Path(item).name)
         try:
             doc = load_bytes(item[0], item[1], max_bytes=limit, keep_folders=keep_folders) if isinstance(
                 item, tuple) else load_path(item, max_bytes=limit)

@@ -160,3 +160,14 @@ def test_a_name_found_only_by_its_stem_is_unknown():
     hits = [Hit(chunk=pypi, score=1.0, confidence=0.9)]
     _, found, why = judge_coverage(question, plan_question(question), hits, Stemmed())
     assert not found and "'PyPy'" in why
+
+
+def test_a_missing_name_in_one_part_leaves_the_other_parts_answered():
+    parts = [PartCoverage("What is the price of the Pro plan", "q1", "question", True, 0.7, ["c1"]),
+             PartCoverage("how do I rotate the API key?", "q2", "question", True, 0.8, ["c2"])]
+    found, why = decide_found(parts, ["Pro"])
+    assert found and "1 of 2 part(s) covered" in why and "'Pro'" in why
+    assert (parts[0].covered, parts[0].chunk_ids) == (False, []) and parts[1].covered
+    both = [PartCoverage("Does it run on PyPy", "q1", "question", True, 0.7, ["c1"]),
+            PartCoverage("how fast is it on PyPy?", "q2", "question", True, 0.6, ["c2"])]
+    assert not decide_found(both, ["PyPy"])[0]

@@ -1,0 +1,150 @@
+"""Text from a model, a server or a document is untrusted: reading it takes linear time, whatever its shape.
+
+Each adversarial input below once took from 3 s to hours (a pattern that backtracked over the whole text from
+every position, or over every split of its words); each must now finish well under a second. The rewritten
+patterns are also checked against the ones they replace on short texts, where those are still fast.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag_core.agent.policies.answer_only import _MARKERS, cite
+from rag_core.agent.policies.llm import _tagged_calls, calls_in_text
+from rag_core.agent.tools import ToolArgumentError, parse_arguments
+from rag_core.types import Chunk, Hit
+from ui.agent_text import readable_answer
+from ui.text import md_escape, md_inert, safe_markdown
+
+# Generous: these inputs take milliseconds now and took seconds to hours before.
+TIME_CAP_S = 1.0
+# The Markdown parser behind ``safe_markdown`` is linear but slow on dense markup (about 40 µs a character).
+RENDER_CAP_S = 2.0
+WORDS = " ".join(["rotate"] * 3000)
+
+
+def _timed(function, *args, cap: float = TIME_CAP_S):
+    started = time.perf_counter()
+    try:
+        result = function(*args)
+    except ToolArgumentError as e:
+        result = e
+    elapsed = time.perf_counter() - started
+    assert elapsed < cap, f"{function.__name__} took {elapsed:.2f} s on {len(args[0])} characters"
+    return result
+
+
+def _hits() -> list[Hit]:
+    chunk = Chunk(id="c1", doc_id="d", text="Rotate the key in Settings.", start=0, end=27, granularity="paragraph",
+                  chunk_type="prose", tokens=6)
+    return [Hit(chunk=chunk, score=1.0, confidence=1.0, source_name="guide.md")]
+
+
+@pytest.mark.parametrize("reply", [
+    "<tool_call>{" * 20_000,  # 240 KB of unclosed tags: was 85 s
+    "<tool_call>{" * 20_000 + "}</tool_call>",
+    '{"a":' * 48_000,  # a bare object nested past the JSON reader's recursion limit, at every brace
+    '{"k":' * 900 + '"' + "x" * 240_000,  # every brace reads up to an unterminated string
+    '{"' * 120_000,
+    "{" * 240_000,
+])
+def test_calls_in_text_is_linear_and_never_raises(reply):
+    calls, _ = _timed(calls_in_text, reply)
+    assert calls == []
+
+
+def test_calls_in_text_still_recovers_calls_and_keeps_the_prose():
+    call = '{"name": "search", "arguments": {"query": "rotate key"}}'
+    calls, prose = calls_in_text(f"Let me look. <tool_call>\n{call}\n</tool_call> Then <tool_call>{call}</tool_call>")
+    assert [(c.name, c.arguments) for c in calls] == [("search", '{"query": "rotate key"}')] * 2
+    assert prose == "Let me look.  Then"
+    calls, prose = calls_in_text(f"I will search. {call} thanks")
+    assert [c.name for c in calls] == ["search"] and prose == "I will search.  thanks"
+    many = _timed(calls_in_text, f"<tool_call>{call}</tool_call>" * 3_500)  # 245 KB of calls: prose joined once
+    assert len(many[0]) == 3_500 and many[1] == ""
+
+
+@pytest.mark.parametrize("arguments", [
+    "```" + " " * 10_000 + "```x",  # was over 200 s
+    "```" + " " * 10_000 + "```",
+    "```\n" + " \n" * 5_000 + "x",
+    "```" + "a" * 10_000,
+    "[" * 100_000,  # deeper than the JSON reader's recursion limit: a ToolArgumentError, not a RecursionError
+    '{"max_results": ' + "1" * 5_000 + "}",  # more digits than Python converts: a ToolArgumentError too
+])
+def test_parse_arguments_is_linear_and_raises_only_tool_argument_errors(arguments):
+    assert isinstance(_timed(parse_arguments, arguments), ToolArgumentError)
+
+
+def test_parse_arguments_still_strips_a_fence():
+    assert parse_arguments('```json\n{"query": "jwt",}\n```') == (
+        {"query": "jwt"}, ["stripped a code fence", "removed trailing commas"])
+    assert parse_arguments('```{"query": "jwt"}```') == ({"query": "jwt"}, ["stripped a code fence"])
+    with pytest.raises(ToolArgumentError, match="not valid JSON"):
+        parse_arguments("``````")
+
+
+@pytest.mark.parametrize("answer", [
+    "The answer is [" + WORDS,  # an unclosed [ before words: was about x7 per added word
+    "The answer is [" + WORDS.replace(" ", ", "),
+    "[1" * 5_000,
+    "![" + WORDS + "](",
+])
+def test_citation_markers_are_found_in_linear_time(answer):
+    _timed(cite, answer, _hits())
+    _timed(readable_answer, answer, None)
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 20_000,  # one long word: the link finder tried a URL scheme from each character (3 s per call)
+    "a" * 20_000 + "://x",
+    "a" * 20_000 + "@example.com",
+    "a@" + "b" * 20_000,
+    ("a" * 63 + "@") * 300,
+    "<a:" * 7_000,
+    "<https:" + "x" * 20_000,
+    "[" + WORDS,
+])
+def test_untrusted_text_renders_in_linear_time(text):
+    for render in (md_inert, md_escape, safe_markdown):
+        _timed(render, text)
+
+
+ADVERSARIAL = ["<tool_call>", "</tool_call>", "{", "}", '{"', '"name"', ":", "[", "]", "(", "```", " ", "\n", ",", ";",
+               "a", "rotate", "://", "@", ".", "<", ">", "https:", "www.", "!", "*", "`", "\\", "1"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(ADVERSARIAL), min_size=1, max_size=6).map("".join))
+def test_any_repeated_pattern_is_processed_in_linear_time(unit):
+    text = unit * (8_000 // len(unit) + 1)
+    _timed(calls_in_text, text)
+    _timed(parse_arguments, text)
+    _timed(_MARKERS.findall, text)  # cite's own part (its fallback, rag_core.chunking's sentence_spans, is not here)
+    _timed(md_inert, text)
+    _timed(md_escape, text)
+    _timed(safe_markdown, text, cap=RENDER_CAP_S)
+
+
+# The patterns replaced, to compare with on short texts (on long ones they take quadratic or exponential time).
+OLD_TAGGED_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+OLD_MARKERS = re.compile(r"(?<!!)\[((?:\s*[\w.:#-]+\s*[,;]?)+)\](?!\()")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["<tool_call>", "</tool_call>", "{", "}", " ", "\n", "a", '"name"']),
+                max_size=14).map("".join))
+def test_tagged_calls_are_the_ones_the_old_pattern_found(text):
+    assert _tagged_calls(text) == [(m.start(), m.end(), m.group(1)) for m in OLD_TAGGED_CALL.finditer(text)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="[]a1 ,;!(\n.#", max_size=10))
+def test_citation_markers_are_the_ones_the_old_pattern_found(text):
+    assert [(m.span(), m.group(1)) for m in _MARKERS.finditer(text)] == \
+           [(m.span(), m.group(1)) for m in OLD_MARKERS.finditer(text)]
