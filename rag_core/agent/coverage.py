@@ -210,7 +210,7 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple
         else:
             names = ", ".join(repr(n) for n in unknown)
             best = max(p.confidence for p in parts if not about[id(p)])
-            if best >= ANSWER_FLOOR:
+            if any(p.covered for p in parts if not about[id(p)]):  # another part has evidence of its own
                 covered = sum(p.covered for p in parts)
                 return True, (f"{covered} of {len(parts)} part(s) covered; the documents never mention {names}, "
                               "which the other part(s) ask about")
