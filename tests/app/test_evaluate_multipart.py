@@ -11,10 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
-from rag_core.documents import DocumentStore
 from rag_core.evaluation.results import ResultsStore
-from rag_core.loaders import load_path
 from tests.app.apptest_helpers import finish_jobs, page_app
+from tests.app.test_evaluate_page import docs  # noqa: F401 - the same two sample documents, as a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
@@ -36,12 +35,6 @@ ROWS = [
 ]
 
 
-@pytest.fixture
-def docs(data_dir):
-    store = DocumentStore(data_dir)
-    for name in ("configuration.md", "overview.md"):
-        store.add(load_path(ROOT / "samples" / name))
-    return store
 
 
 def _jsonl(rows) -> bytes:
@@ -71,7 +64,8 @@ def test_a_malformed_multipart_file_names_the_line(data_dir):
     assert next(b for b in at.button if b.label == "Run evaluation").disabled is True
 
 
-def test_a_multipart_run_reports_complete_and_not_found_rates(docs, data_dir):
+@pytest.mark.usefixtures("docs")
+def test_a_multipart_run_reports_complete_and_not_found_rates(data_dir):
     at = _upload(page_app(PAGE, HASH_CONFIG).run(), "multihop.jsonl", _jsonl(ROWS))
     at.multiselect(key="eval_strategies").set_value(["keyword", "agent"])
     next(b for b in at.button if b.label == "Run evaluation").click()
