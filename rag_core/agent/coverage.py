@@ -54,6 +54,8 @@ class PartCoverage:
     covered: bool = False
     confidence: float = 0.0
     chunk_ids: list[str] = field(default_factory=list)
+    # The text of the part this one refers back to (its pronouns name what that part names); "" if none.
+    refers_to: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "query": self.query, "role": self.role, "covered": self.covered,
@@ -136,7 +138,8 @@ def score_parts(parts: Sequence[Any], hits: Sequence[Hit], embed: Callable[[list
         best = float(row[order[0]]) if order else 0.0
         cited = [chunks[j].id for j in order[:2] if float(row[j]) >= max(PART_COVERED, best - 0.05)]
         out.append(PartCoverage(text=part.text, query=part.query, role=getattr(part, "role", "question"),
-                                covered=best >= PART_COVERED, confidence=best, chunk_ids=cited))
+                                covered=best >= PART_COVERED, confidence=best, chunk_ids=cited,
+                                refers_to=getattr(part, "refers_to", "")))
     return out
 
 
@@ -201,7 +204,8 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple
     the key?" on documents with no Pro plan still answers the second part)."""
     best = max((p.confidence for p in parts), default=0.0)
     if unknown and len(parts) > 1:
-        about = {id(p): [n for n in unknown if _named_in(n, p.text)] for p in parts}
+        # A part asks about a name when it names it, or refers back ("its speed there") to a part that does.
+        about = {id(p): [n for n in unknown if _named_in(n, p.text) or _named_in(n, p.refers_to)] for p in parts}
         for part in parts:
             if about[id(part)]:
                 part.covered, part.chunk_ids = False, []

@@ -88,6 +88,8 @@ class Part:
     text: str
     query: str
     role: PartRole = "question"
+    # The text of the part it refers back to ("how fast is it there?"), whose topic its query borrows; "" if none.
+    refers_to: str = ""
 
     def to_dict(self) -> dict[str, str]:
         return {"text": self.text, "query": self.query, "role": self.role}
@@ -277,6 +279,8 @@ def plan_question(question: str) -> QuestionPlan:
             extra = [w for w in _topic(source).split() if w.lower() not in part.text.lower()]
             if extra:
                 part.query = f"{part.text} ({' '.join(extra)})"
+            if _REFERS_BACK.search(part.text):
+                part.refers_to = source
     # Parts with the same terms are one part.
     unique: list[Part] = []
     for part in parts:

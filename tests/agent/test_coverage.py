@@ -171,3 +171,13 @@ def test_a_missing_name_in_one_part_leaves_the_other_parts_answered():
     both = [PartCoverage("Does it run on PyPy", "q1", "question", True, 0.7, ["c1"]),
             PartCoverage("how fast is it on PyPy?", "q2", "question", True, 0.6, ["c2"])]
     assert not decide_found(both, ["PyPy"])[0]
+
+
+def test_a_part_referring_back_to_a_missing_name_asks_about_it_too():
+    from rag_core.agent.plan import plan_question
+
+    plan = plan_question("Does pydantic run on PyPy at all, and how does its speed there compare with CPython?")
+    assert plan.parts[1].refers_to.startswith("Does pydantic run on PyPy")
+    parts = [PartCoverage(p.text, p.query, p.role, True, 0.7, ["c"], p.refers_to) for p in plan.parts]
+    found, why = decide_found(parts, ["PyPy"])
+    assert not found and "'PyPy'" in why
