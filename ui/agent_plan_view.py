@@ -11,7 +11,7 @@ import logging
 
 import streamlit as st
 
-from rag_core.agent.coverage import score_parts
+from rag_core.agent.coverage import embedder_id, score_parts
 from rag_core.agent.plan import plan_question
 from ui import agent_text
 from ui.text import md_escape
@@ -76,7 +76,7 @@ def one_shot_coverage(question: str, hits, index) -> list[dict] | None:
         plan = plan_question(question)
         if not plan.split:
             return []
-        return [p.to_dict() for p in score_parts(plan.parts, hits, index.embed_texts, str(index.embedder.id))]
+        return [p.to_dict() for p in score_parts(plan.parts, hits, index.embed_texts, embedder_id(index))]
     except Exception as error:  # a side note: the page goes on without it
         log.exception("Scoring the one-shot context against the question's parts failed")
         st.caption(f"Coverage of the question's parts is unavailable: {md_escape(type(error).__name__)}")

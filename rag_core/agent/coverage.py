@@ -105,6 +105,16 @@ def fill_by_parts(lists: Sequence[Sequence[Hit]], budget: int, cost: Callable[[H
     return kept
 
 
+def embedder_id(index: Any) -> str:
+    """The id of ``index``'s embedder (its cosine calibration is chosen by it); "" for an index without one."""
+    return str(getattr(getattr(index, "embedder", None), "id", ""))
+
+
+def _word(text: str, flags: int = 0) -> re.Pattern[str]:
+    """``text`` as a whole word (not inside a longer one)."""
+    return re.compile(rf"(?<!\w){re.escape(text)}(?!\w)", flags)
+
+
 def relevance(queries: Sequence[str], chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray] | None,
               embedder_id: str = "") -> np.ndarray:
     """Hybrid confidence of each chunk (columns) for each query (rows), as the retriever calibrates it."""
@@ -185,15 +195,11 @@ def unknown_names(question: str, known: Callable[[str], bool],
                and not (n.isupper() and spelled_out(n, texts))]  # an acronym the context spells out is known
     if not missing or embed is None:
         return missing
-    variants = [re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", " ", question) for n in missing]
+    variants = [_word(n).sub(" ", question) for n in missing]
     vectors = np.asarray(embed([question, *variants]), dtype=np.float32)
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     shift = 1.0 - vectors[1:] @ vectors[0]
     return [n for n, d in zip(missing, shift, strict=True) if float(d) >= NAME_CENTRALITY]
-
-
-def _named_in(name: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple[bool, str]:
@@ -205,19 +211,17 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple
     best = max((p.confidence for p in parts), default=0.0)
     if unknown and len(parts) > 1:
         # A part asks about a name when it names it, or refers back ("its speed there") to a part that does.
-        about = {id(p): [n for n in unknown if _named_in(n, p.text) or _named_in(n, p.refers_to)] for p in parts}
-        for part in parts:
-            if about[id(part)]:
-                part.covered, part.chunk_ids = False, []
-        if all(about.values()) or not any(about.values()):
-            pass  # every part (or none by itself, only the whole question) asks about the missing names
-        else:
-            names = ", ".join(repr(n) for n in unknown)
-            best = max(p.confidence for p in parts if not about[id(p)])
-            if any(p.covered for p in parts if not about[id(p)]):  # another part has evidence of its own
-                covered = sum(p.covered for p in parts)
-                return True, (f"{covered} of {len(parts)} part(s) covered; the documents never mention {names}, "
-                              "which the other part(s) ask about")
+        asking = [p for p in parts if any(_word(n).search(p.text) or _word(n).search(p.refers_to) for n in unknown)]
+        for part in asking:
+            part.covered, part.chunk_ids = False, []
+        others = [p for p in parts if p not in asking]
+        # Only when some parts, not all, ask about the missing names can the others answer on their own.
+        if asking and others:
+            best = max(p.confidence for p in others)
+            if any(p.covered for p in others):  # another part has evidence of its own
+                names = ", ".join(repr(n) for n in unknown)
+                return True, (f"{sum(p.covered for p in parts)} of {len(parts)} part(s) covered; the documents never "
+                              f"mention {names}, which the other part(s) ask about")
     if unknown:
         return False, (f"the documents never mention {', '.join(repr(n) for n in unknown)}, which the question is "
                        f"about (best evidence {best:.2f})")
@@ -231,13 +235,12 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple
 
 def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) -> tuple[list[PartCoverage], bool, str]:
     """Each part's coverage by ``hits`` and whether the documents answer ``question`` (with the reason)."""
-    embedder_id = str(getattr(getattr(index, "embedder", None), "id", ""))
     embed = getattr(index, "embed_texts", None)
-    coverage = score_parts(plan.parts, hits, embed, embedder_id)
+    coverage = score_parts(plan.parts, hits, embed, embedder_id(index))
 
     def known(word: str) -> bool:
         # The keyword index matches stems ("PyPy" and "PyPI" share one): the word itself must be in a chunk it finds.
-        exact = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+        exact = _word(word, re.IGNORECASE)
         return any(exact.search(chunk.text) for chunk, _ in index.keyword_search(word, KNOWN_DEPTH))
 
     found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits]))

@@ -19,7 +19,6 @@ from typing import Any
 from rag_core.agent.answer import NOT_FOUND, extractive_answer
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
-from rag_core.agent.plan import plan_question
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
@@ -176,7 +175,7 @@ def run_agent(
     citations = [c for c in citations if c in held]
     if unknown:
         stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
-    plan = plan_question(question)
+    plan = run.plan
     coverage, found, found_reason = judge_coverage(question, plan, context.hits, index)
     if found and answer.strip() == NOT_FOUND and context.hits:
         # No passage shares the question's words, but the evidence is relevant (a paraphrased question): quote the

@@ -66,7 +66,7 @@ _CHOICE = re.compile(
     r"(?:I|we)\s+should\s+)?(?P<b>.+?)\s*[?.!]*$",
     re.IGNORECASE)
 # "create a job from TypeScript and from Go": one part per alternative after the same preposition.
-_ALTERNATIVES = re.compile(
+ALTERNATIVES = re.compile(
     r"^(?P<pre>.*?\b(?P<prep>from|in|with|using|for|on))\s+(?P<g>[\w.+#-]+)\s+(?:and|or)\s+(?:(?P=prep)\s+)?"
     r"(?P<h>[\w.+#-]+)\s*[?.!]?$",
     re.IGNORECASE,
@@ -136,17 +136,13 @@ def sentences(text: str) -> list[str]:
     return [p for p in pieces if p]
 
 
-def _terms(text: str) -> list[str]:
-    return content_terms(text)
-
-
 def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence.strip()))
 
 
 def _topic(text: str) -> str:
     """The words of ``text`` that carry its topic (content words, as written), at most ``TOPIC_TERMS``."""
-    words = [w.strip(".'") for w in re.findall(r"[\w.\-`']+", text) if _terms(w)]
+    words = [w.strip(".'") for w in re.findall(r"[\w.\-`']+", text) if content_terms(w)]
     return " ".join(list(dict.fromkeys(words))[:TOPIC_TERMS])
 
 
@@ -155,7 +151,7 @@ def _choice(sentence: str) -> list[str] | None:
     if not match:
         return None
     a, b = match.group("a").strip(" ,"), match.group("b").strip(" ,")
-    if len(_terms(a)) < 2 or len(_terms(b)) < 2:
+    if len(content_terms(a)) < 2 or len(content_terms(b)) < 2:
         return None
     return [a, b]
 
@@ -168,13 +164,13 @@ def _pair(sentence: str) -> list[str] | None:
     b = next(match.group(g) for g in ("b", "b2", "d", "f") if match.group(g)).strip(" ,")
     a = re.sub(r"^(?:what(?:'s| is| are)?|how (?:do|does|is|are)|which|is|are|the)\s+", "", a, flags=re.IGNORECASE)
     a_words, b_words = a.split(), b.split()
-    if not _terms(a) or not _terms(b):
+    if not content_terms(a) or not content_terms(b):
         return None
     # "the Basic and Pro plans": the shared head noun ("plans") belongs to both sides.
     if len(a_words) == 1 and len(b_words) > 1:
         a = f"{a} {' '.join(b_words[1:])}"
     frame = _PAIR.sub("", sentence).strip(" ,?.!")
-    frame_terms = " ".join(w for w in frame.split() if _terms(w) and w.lower() not in
+    frame_terms = " ".join(w for w in frame.split() if content_terms(w) and w.lower() not in
                            {"differ", "compare", "comparison", "versus", "vs", "vs."})[:80]
     return [f"{side} {frame_terms}".strip() for side in (a, b)]
 
@@ -198,7 +194,7 @@ def _enumeration(sentence: str) -> list[str] | None:
             return None
         head, tail = " ".join(head_words[:cut]), " ".join(head_words[cut:]) + body[first:]
     items = [i.strip(" ,") for i in _ENUM_SPLIT.split(tail) if i and i.strip(" ,")]
-    if len(items) < 3 or any(len(i.split()) > 8 for i in items) or not _terms(head):
+    if len(items) < 3 or any(len(i.split()) > 8 for i in items) or not content_terms(head):
         return None
     if colon < 0:
         # Without a colon, only a list whose items share their opening preposition ("per attribute, per class").
@@ -215,7 +211,7 @@ def _coordinated(sentence: str) -> list[str]:
     for piece in pieces:
         piece = f"{carry}, {piece}" if carry else piece
         carry = ""
-        if len(_terms(piece)) < MIN_PART_TERMS:
+        if len(content_terms(piece)) < MIN_PART_TERMS:
             if merged:
                 merged[-1] = f"{merged[-1]}, {piece}"
             else:
@@ -234,7 +230,7 @@ def plan_question(question: str) -> QuestionPlan:
     # Sentences; a thin one ("How?", "Show the code.") joins its neighbour.
     units: list[str] = []
     for sentence in sentences(text):
-        if units and (len(_terms(sentence)) < MIN_PART_TERMS or len(_terms(units[-1])) < MIN_PART_TERMS):
+        if units and (len(content_terms(sentence)) < MIN_PART_TERMS or len(content_terms(units[-1])) < MIN_PART_TERMS):
             units[-1] = f"{units[-1]} {sentence}"
         else:
             units.append(sentence)
@@ -249,7 +245,7 @@ def plan_question(question: str) -> QuestionPlan:
             parts += [Part(s, s, "side") for s in sides]
             kinds.append("comparison")
             continue
-        alternatives = _ALTERNATIVES.match(unit)
+        alternatives = ALTERNATIVES.match(unit)
         if alternatives:
             pre = alternatives.group("pre")
             parts += [Part(f"{pre} {alternatives.group(s)}", f"{pre} {alternatives.group(s)}", "side")
@@ -269,7 +265,7 @@ def plan_question(question: str) -> QuestionPlan:
     for number, part in enumerate(parts):
         if number == 0:
             continue
-        thin = len(_terms(part.text)) < MIN_PART_TERMS + 1
+        thin = len(content_terms(part.text)) < MIN_PART_TERMS + 1
         if thin or _REFERS_BACK.search(part.text):
             story = next((p.text for p in reversed(parts[:number]) if p.role == "context"), None)
             # A side or an item carries its sentence's frame already: it borrows only from the story.
@@ -284,7 +280,7 @@ def plan_question(question: str) -> QuestionPlan:
     # Parts with the same terms are one part.
     unique: list[Part] = []
     for part in parts:
-        if not any(set(_terms(part.query)) <= set(_terms(u.query)) for u in unique):
+        if not any(set(content_terms(part.query)) <= set(content_terms(u.query)) for u in unique):
             unique.append(part)
     parts = unique[:MAX_PARTS]
     if len(parts) < 2:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rag_core.agent.context import AgentContext
+from rag_core.agent.plan import QuestionPlan, plan_question
 from rag_core.agent.tools import ToolBox, ToolOutcome
 from rag_core.config import RAGConfig
 from rag_core.types import Hit
@@ -218,6 +219,12 @@ class AgentRun:
     warnings: list[str] = field(default_factory=list)
     # Receives the final answer's text piece by piece while a model writes it (None: not streamed).
     on_text: Any = None
+    # The question's plan (``plan_question``), made once: the policies search by it, the loop scores its parts.
+    plan: QuestionPlan | None = None
+
+    def __post_init__(self) -> None:
+        if self.plan is None:
+            self.plan = plan_question(self.question)
 
     def warn(self, note: str) -> None:
         if note and note not in self.warnings:

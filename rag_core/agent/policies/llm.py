@@ -26,7 +26,6 @@ import re
 from collections import deque
 from typing import Any
 
-from rag_core.agent.plan import plan_question
 from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.tools import (
     TOOL_NAMES,
@@ -200,7 +199,7 @@ class LLMPolicy:
             self.messages.append({"role": "assistant", "content": answer})
         self._question_at = len(self.messages)
         question = run.question
-        plan = plan_question(run.question)
+        plan = run.plan
         if plan.split:  # the plan the Playground shows: the model is asked to cover each part
             listed = "\n".join(f"{n}. {p.text}" for n, p in enumerate(plan.parts, start=1))
             question = (f"{question}\n\nThis is a {plan.kind} question in {len(plan.parts)} parts; search for each "

@@ -23,8 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from rag_core.agent.answer import extractive_answer
-from rag_core.agent.coverage import fill_by_parts, relevance
-from rag_core.agent.plan import QuestionPlan, plan_question
+from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance
+from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
 from rag_core.retrieval.intent import classify_intent
@@ -75,12 +75,6 @@ _PARTS = re.compile(
     r"\?\s+|;\s+|\s+and also\s+|,?\s+and (?=(?:what|how|which|where|when|why|who|is|are|does|do|can)\b)",
     re.IGNORECASE,
 )
-# "create a job from TypeScript and from Go": one sub-query per alternative after the same preposition.
-_ALTERNATIVES = re.compile(
-    r"^(?P<pre>.*?\b(?P<prep>from|in|with|using|for|on))\s+(?P<g>[\w.+#-]+)\s+(?:and|or)\s+(?:(?P=prep)\s+)?"
-    r"(?P<h>[\w.+#-]+)\s*[?.!]?$",
-    re.IGNORECASE,
-)
 _PRONOUN = re.compile(r"\b(?:they|them|it|its|their|those|these)\b", re.IGNORECASE)
 _FRAME_WORDS = frozenset({"differ", "compare", "comparison", "versus", "vs", "vs.", "in", "how", "long"})
 _LEAD = re.compile(r"^(?:what(?:'s| is| are)?|how (?:do|does|is|are)|which|is|are|the)\s+", re.IGNORECASE)
@@ -101,7 +95,7 @@ def decompose(question: str) -> list[str]:
         frame = _PAIR.sub("", text).strip(" ,?.!")
         frame_terms = " ".join(w for w in frame.split() if content_terms(w) and w.lower() not in _FRAME_WORDS)[:80]
         return [f"{side} {frame_terms}".strip() for side in (a, b)]
-    alternatives = _ALTERNATIVES.match(text)
+    alternatives = ALTERNATIVES.match(text)
     if alternatives:
         pre = alternatives.group("pre")
         return [f"{pre} {alternatives.group(side)}" for side in ("g", "h")]
@@ -128,9 +122,7 @@ def _best_held(run: AgentRun, query: str) -> float:
     if not run.context.hits:
         return 0.0
     index = run.toolbox.index
-    scores = relevance([query], [h.chunk for h in run.context.hits], index.embed_texts,
-                       str(getattr(getattr(index, "embedder", None), "id", "")))
-    return float(scores.max())
+    return float(relevance([query], [h.chunk for h in run.context.hits], index.embed_texts, embedder_id(index)).max())
 
 
 @dataclass(slots=True)
@@ -174,7 +166,7 @@ class OfflinePolicy:
         self.spans = {}
         self.part_best = {}
         self.whole_unsure = False
-        self.plan = plan_question(run.question)
+        self.plan = run.plan
         self.lists = {}
         self.hopped = False
         if self.final_budget is None:
@@ -405,7 +397,6 @@ class OfflinePolicy:
         """Search the whole question once, then each part on its own (the fill covers every part)."""
         plan = self.plan
         already = {q.lower() for q in run.queries}
-
         plain = {"granularity": "paragraph", "strategy": "hybrid", "widen": False, "max_results": PARTS_RESULTS}
         if run.question.lower() not in already:
             self.tasks.append(_Task("search", {"query": run.question, **plain},
@@ -450,8 +441,7 @@ class OfflinePolicy:
         for part in story:
             hits = self.lists.get(f"part:{part.query}", [])[:1] + self.lists.get("whole", [])[:1]
             for hit in hits:
-                names = re.findall(r"`([^`\n]{3,40})`", hit.chunk.text) + [hit.chunk.heading_path[-1]] \
-                    if hit.chunk.heading_path else re.findall(r"`([^`\n]{3,40})`", hit.chunk.text)
+                names = re.findall(r"`([^`\n]{3,40})`", hit.chunk.text) + hit.chunk.heading_path[-1:]
                 for name in names:
                     name = name.strip("` ")
                     if name and name.lower() not in asked and name not in anchors:
@@ -476,7 +466,6 @@ class OfflinePolicy:
         order = ["whole"] + [f"part:{p.query}" for p in self.plan.parts] + [f"hop:{p.query}" for p in self.plan.parts]
         lists = [[held[h.chunk.id] for h in self.lists[key] if h.chunk.id in held] for key in order
                  if key in self.lists]
-
         kept = fill_by_parts(lists, run.context.budget, spread=self.plan.kind == "enumeration")
         before = len(run.context.hits)
         run.context.select([h.chunk.id for h in kept], run.context.budget)
