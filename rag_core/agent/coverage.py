@@ -41,6 +41,8 @@ FILL_DEPTH = 12
 WHOLE_PER_ROUND = 2
 SPREAD_WINDOW = 3
 _NAME = re.compile(r"(?<![\w`])(?:[A-Za-z][a-z]*[A-Z]\w*|[A-Z]\w*\d\w*|[A-Z][a-z]+)(?![\w`])")
+# Adjacent capitalised words (a name of several words), separated by spaces only.
+_NAME_RUN = re.compile(r"(?<![\w`])[A-Z]\w*(?:[ \t]+[A-Z]\w*)+(?![\w`])")
 _QUOTED = re.compile(r"`[^`]*`|'[^'\n]{1,80}'|\"[^\"\n]{1,120}\"|\u201c[^\u201d]*\u201d|\u2018[^\u2019]*\u2019")
 
 
@@ -118,19 +120,25 @@ def _word(text: str, flags: int = 0) -> re.Pattern[str]:
 def relevance(queries: Sequence[str], chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray] | None,
               embedder_id: str = "") -> np.ndarray:
     """Hybrid confidence of each chunk (columns) for each query (rows), as the retriever calibrates it."""
-    if not queries or not chunks:
-        return np.zeros((len(queries), len(chunks)), dtype=np.float32)
-    coverage = np.array([[term_coverage(content_terms(q), c.text) for c in chunks] for q in queries],
+    return text_relevance(queries, [c.text for c in chunks], embed, embedder_id)
+
+
+def text_relevance(queries: Sequence[str], texts: Sequence[str], embed: Callable[[list[str]], np.ndarray] | None,
+                   embedder_id: str = "") -> np.ndarray:
+    """Hybrid confidence of each text (columns) for each query (rows), as the retriever calibrates it."""
+    if not queries or not texts:
+        return np.zeros((len(queries), len(texts)), dtype=np.float32)
+    coverage = np.array([[term_coverage(content_terms(q), t) for t in texts] for q in queries],
                         dtype=np.float32)
     if embed is None:
         return coverage
-    vectors = np.asarray(embed(list(queries) + [c.text for c in chunks]), dtype=np.float32)
+    vectors = np.asarray(embed(list(queries) + list(texts)), dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     cosines = vectors[: len(queries)] @ vectors[len(queries):].T
     out = np.zeros_like(coverage)
     for i in range(len(queries)):
-        for j in range(len(chunks)):
+        for j in range(len(texts)):
             out[i, j] = calibrate_confidence("hybrid", cosine=float(cosines[i, j]), coverage=float(coverage[i, j]),
                                              embedder_id=embedder_id)
     return out
@@ -182,24 +190,66 @@ def spelled_out(acronym: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(text) for text in texts)
 
 
+def name_phrases(question: str, names: Sequence[str]) -> list[str]:
+    """Runs of two or more adjacent ``names`` in ``question`` ("AWS Secrets Manager", "Protocol Buffers"): the
+    name of one thing, which the documents may not hold even when they hold each of its words."""
+    wanted = set(names)
+    phrases = []
+    for match in _NAME_RUN.finditer(question):
+        words = match.group(0).split()
+        if len(words) >= 2 and all(w in wanted for w in words):
+            phrases.append(" ".join(words))
+    return list(dict.fromkeys(phrases))
+
+
+def _shifts(embed: Callable[[list[str]], np.ndarray], pairs: Sequence[tuple[str, str]]) -> list[float]:
+    """For each ``(text, name)``: how far removing ``name`` moves ``text``'s embedding (1 − cosine)."""
+    if not pairs:
+        return []
+    texts = [t for text, name in pairs for t in (text, _word(name).sub(" ", text))]
+    vectors = np.asarray(embed(texts), dtype=np.float32)
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return [float(1.0 - vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(pairs))]
+
+
 def unknown_names(question: str, known: Callable[[str], bool],
-                  embed: Callable[[list[str]], np.ndarray] | None = None, texts: Sequence[str] = ()) -> list[str]:
+                  embed: Callable[[list[str]], np.ndarray] | None = None, texts: Sequence[str] = (),
+                  parts: Sequence[Any] = ()) -> list[str]:
     """Names in ``question`` (``name_candidates``) that no indexed chunk holds and that carry its meaning.
 
-    ``known(word)`` says whether the index holds ``word`` (a keyword search for it finds something); an acronym
-    whose words ``texts`` (the retrieved chunks) spell out is known too. A missing
-    name counts only when it is central to the question: removing it moves the question's embedding by at
-    least ``NAME_CENTRALITY`` (1 − cosine); a passing mention ("building on my Mac") does not decide anything.
+    ``known(word)`` says whether the index holds ``word`` (a keyword search for it finds something); a plural or
+    verb form of a known word ("POSTs") is known, and so is an acronym whose words ``texts`` (the retrieved
+    chunks) spell out. A missing word inside a run of names ("AWS Secrets *Manager*") makes the whole run the
+    missing name. A missing name counts only when the question is about it: removing it moves the question's
+    embedding by at least ``NAME_CENTRALITY`` (1 − cosine), or moves that much the one asking part of ``parts``
+    (role "question" or "side") that names it: in "Does it run on PyPy, and how fast is it there compared with
+    CPython?" the first question is about PyPy even if the whole is about speed. A passing mention ("building on
+    my Mac", a statement setting the scene) decides nothing.
     """
-    missing = [n for n in name_candidates(question) if not known(n)
-               and not (n.isupper() and spelled_out(n, texts))]  # an acronym the context spells out is known
-    if not missing or embed is None:
+    names = name_candidates(question)
+
+    def missing_word(name: str) -> bool:
+        if known(name) or (name.isupper() and spelled_out(name, texts)):
+            return False
+        return not (len(name) > 3 and name.endswith("s") and known(name[:-1]))
+
+    absent = {n for n in names if missing_word(n)}
+    if not absent:
+        return []
+    missing: list[str] = []
+    for phrase in name_phrases(question, names):
+        if absent & set(phrase.split()):
+            missing.append(phrase)
+    in_phrases = {w for phrase in missing for w in phrase.split()}
+    missing += [n for n in names if n in absent and n not in in_phrases]
+    if embed is None:
         return missing
-    variants = [_word(n).sub(" ", question) for n in missing]
-    vectors = np.asarray(embed([question, *variants]), dtype=np.float32)
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    shift = 1.0 - vectors[1:] @ vectors[0]
-    return [n for n, d in zip(missing, shift, strict=True) if float(d) >= NAME_CENTRALITY]
+    asking = [p for p in parts if getattr(p, "role", "question") in ("question", "side")]
+    pairs = [(question, n) for n in missing]
+    pairs += [(p.text, n) for n in missing for p in asking if p.text != question and _word(n).search(p.text)]
+    shifts = _shifts(embed, pairs)
+    central = {name for (_, name), shift in zip(pairs, shifts, strict=True) if shift >= NAME_CENTRALITY}
+    return [n for n in missing if n in central]
 
 
 def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple[bool, str]:
@@ -243,7 +293,8 @@ def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) ->
         exact = _word(word, re.IGNORECASE)
         return any(exact.search(chunk.text) for chunk, _ in index.keyword_search(word, KNOWN_DEPTH))
 
-    found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits]))
+    found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits],
+                                                         plan.parts))
     return coverage, found, reason
 
 

@@ -78,6 +78,52 @@ def test_a_missing_name_decides_only_when_the_question_is_about_it():
     assert unknown_names(question, lambda w: w == "Avro", embed) == []
 
 
+def _shift_embed(far_without):
+    """A fake embedder: a text moves far when one of ``far_without`` was removed from it, else stays put."""
+    import numpy as np
+
+    def embed(texts):
+        return np.array([[1.0, 0.0] if all(w in t for w in far_without) else [0.0, 1.0] for t in texts],
+                        dtype=np.float32)
+    return embed
+
+
+def test_a_name_of_several_words_is_missing_when_one_of_its_words_is():
+    from rag_core.agent.coverage import name_phrases
+
+    question = "How do I pull secret values from AWS Secrets Manager at startup?"
+    assert name_phrases(question, name_candidates(question)) == ["AWS Secrets Manager"]
+    known = {"AWS", "Secrets"}.__contains__
+    # Each word alone barely matters; the phrase is the thing asked about.
+    assert unknown_names(question, known, _shift_embed(["AWS Secrets Manager"])) == ["AWS Secrets Manager"]
+    assert unknown_names(question, lambda w: True, _shift_embed(["AWS Secrets Manager"])) == []
+
+
+def test_a_plural_or_verb_form_of_a_known_word_is_known():
+    question = "Old devices send JSON POSTs without a header: why are they rejected?"
+    assert unknown_names(question, {"JSON", "POST"}.__contains__, None) == []
+    assert unknown_names(question, {"JSON"}.__contains__, None) == ["JSON POSTs"]
+
+
+def test_a_missing_name_central_to_one_asking_part_decides_for_that_part():
+    question = "Does pydantic run on PyPy, and how does its speed there compare with CPython?"
+    parts = [Part("Does pydantic run on PyPy", "Does pydantic run on PyPy"),
+             Part("how does its speed there compare with CPython?", "speed CPython")]
+    known = {"CPython"}.__contains__
+
+    def embed_part(texts):  # the whole question hardly moves without PyPy, but its first question does
+        import numpy as np
+        return np.array([[1.0, 0.0] if ("PyPy" in t or "CPython" in t) else [0.0, 1.0] for t in texts],
+                        dtype=np.float32)
+    assert unknown_names(question, known, embed_part) == []
+    assert unknown_names(question, known, embed_part, parts=parts) == ["PyPy"]
+    # A statement that sets the scene is not asking about the name it mentions.
+    story = [Part("Our users speak German", "users speak German", role="context"),
+             Part("How can I show them messages in their language?", "messages language")]
+    assert unknown_names("Our users speak German. How can I show them messages in their language?",
+                         lambda w: False, embed_part, parts=story) == []
+
+
 def test_decide_found():
     covered = [PartCoverage("a", "a", "question", True, 0.8, ["c1"]), PartCoverage("b", "b", "question", False, 0.3)]
     assert decide_found(covered, []) == (True, "1 of 2 part(s) covered")
