@@ -31,6 +31,11 @@ class Settings(BaseSettings):
     llm_api_key: str = ""
     llm_model: str = ""
     llm_timeout_s: float = 30.0
+    # Seconds added to ``llm_timeout_s`` per 1,000 prompt tokens: a small model on a CPU reads a long prompt slowly
+    # (SmolLM2-135M on 2 cores: 4-5k tokens took longer than 30 s before the first word).
+    llm_timeout_per_1k_prompt_s: float = Field(10.0, ge=0, le=600)
+    # The model's context size in tokens; 0: asked of the server (llama.cpp ``/props``, ``/v1/models``) when needed.
+    llm_context_tokens: int = Field(0, ge=0, le=10_000_000)
     llm_max_retries: int = 3
     # Most tokens the model may write per request, by purpose: a tool-calling step, the retrieval router's one-word
     # choice, the final answer. A small local model left unbounded can write until its context is full.
@@ -157,6 +162,9 @@ class AgentConfig(_Strict):
     max_retrievals: int = Field(8, ge=1, le=30)
     context_budget: int = Field(3000, ge=200, le=128_000)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    # A question of several parts whose gathered chunks overflow the budget: keep each chunk's most relevant
+    # sentences (rows, items) so more places fit, instead of leaving whole chunks out (rag_core.agent.compress).
+    trim_chunks: bool = True
 
 
 class RAGConfig(_Strict):

@@ -188,6 +188,10 @@ class LLMClient:
         self.base_url = settings.llm_base_url.rstrip("/")
         self.model = settings.llm_model
         self.timeout_s = float(settings.llm_timeout_s)
+        self.timeout_per_1k_prompt_s = float(settings.llm_timeout_per_1k_prompt_s)
+        self._context_tokens: int | None = settings.llm_context_tokens or None
+        self._context_asked = bool(settings.llm_context_tokens)
+        self._api_key = settings.llm_api_key or "not-needed"
         self.max_retries = max(0, int(settings.llm_max_retries))
         self.max_tokens = {"step": settings.llm_max_tokens_step, "router": settings.llm_max_tokens_router,
                            "answer": settings.llm_max_tokens_answer}
@@ -210,6 +214,18 @@ class LLMClient:
 
     def describe(self) -> str:
         return f"{self.model} at {self.base_url}"
+
+    def request_timeout_s(self, prompt_tokens: int) -> float:
+        """The timeout of one request: ``RAG_LLM_TIMEOUT_S`` plus ``RAG_LLM_TIMEOUT_PER_1K_PROMPT_S`` per 1,000
+        prompt tokens (a long prompt takes a small CPU model long to read before it writes anything)."""
+        return self.timeout_s + self.timeout_per_1k_prompt_s * max(0, prompt_tokens) / 1000
+
+    def context_tokens(self) -> int | None:
+        """The model's context size: ``RAG_LLM_CONTEXT_TOKENS``, else what the server says (asked once), else None."""
+        if not self._context_asked:
+            self._context_asked = True
+            self._context_tokens = server_context_tokens(self.base_url, self._api_key, self.model)
+        return self._context_tokens
 
     def chat(
         self,
@@ -242,9 +258,11 @@ class LLMClient:
         retries: list[str] = []
         started = time.perf_counter()
         attempt = 0
+        prompt_tokens = prompt_size(messages, tools)
+        full_timeout = self.request_timeout_s(prompt_tokens)
         while True:
             said = ""
-            timeout = self.timeout_s
+            timeout = full_timeout
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0.05:
@@ -263,12 +281,12 @@ class LLMClient:
                         f"the LLM at {self.base_url} is rate limiting and asks to wait {wait:.0f} s; try again later"
                     ) from e
             except openai.APITimeoutError as e:
-                if timeout < self.timeout_s:
+                if timeout < full_timeout:
                     raise LLMOutOfTime(self._out_of_time(retries)) from e
                 raise LLMError(
-                    f"the LLM at {self.base_url} did not answer within {self.timeout_s:g} s "
-                    f"(asked for at most {limit} tokens); raise RAG_LLM_TIMEOUT_S, lower "
-                    f"RAG_LLM_MAX_TOKENS_{purpose.upper()}, or check the server"
+                    f"the LLM at {self.base_url} did not answer within {round(full_timeout, 1):g} s (for a prompt of "
+                    f"about {prompt_tokens} tokens, asked for at most {limit} tokens); raise RAG_LLM_TIMEOUT_S or "
+                    f"RAG_LLM_TIMEOUT_PER_1K_PROMPT_S, lower RAG_LLM_MAX_TOKENS_{purpose.upper()}, or check the server"
                 ) from e
             except openai.APIConnectionError as e:
                 wait, reason = None, f"connection failed ({e.__cause__ or e})"
@@ -423,6 +441,48 @@ class LLMClient:
             retries=retries,
             elapsed_ms=elapsed_ms,
         )
+
+
+def prompt_size(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> int:
+    """About how many tokens a request's prompt holds (cl100k over the messages' text and the tool definitions)."""
+    from rag_core.tokens import count_tokens
+
+    text = "\n".join(str(m.get("content") or "") for m in messages if isinstance(m, dict))
+    return count_tokens(text) + (count_tokens(_as_json(list(tools))) if tools else 0)
+
+
+def server_context_tokens(base_url: str, api_key: str = "", model: str = "", timeout_s: float = 2.0) -> int | None:
+    """The context size the server reports: llama.cpp's ``/props`` (``default_generation_settings.n_ctx``), else
+    ``/v1/models`` (vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx_train``); None when it says nothing."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+
+    def fetch(url: str) -> Any:
+        try:
+            response = httpx.get(url, headers=headers, timeout=timeout_s)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    props = fetch(f"{root}/props")
+    if isinstance(props, dict):
+        settings = props.get("default_generation_settings")
+        value = token_count(settings.get("n_ctx") if isinstance(settings, dict) else props.get("n_ctx"))
+        if value:
+            return value
+    models = fetch(f"{base_url.rstrip('/')}/models")
+    entries = models.get("data") if isinstance(models, dict) else None
+    if not isinstance(entries, list):
+        return None
+    entries = [e for e in entries if isinstance(e, dict)]
+    chosen = next((e for e in entries if e.get("id") == model), entries[0] if entries else None)
+    if chosen is None:
+        return None
+    meta = chosen.get("meta") if isinstance(chosen.get("meta"), dict) else {}
+    values = (chosen.get("max_model_len"), chosen.get("context_length"), meta.get("n_ctx"), meta.get("n_ctx_train"))
+    return next((token_count(v) for v in values if token_count(v)), None)
 
 
 class BoundedLLM:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ui.text import md_escape, safe_markdown
+from ui.text import links_as_text, md_escape, safe_markdown
 
 CHUNK_REF = re.compile(r"\[([0-9a-f]{16})\]")
 GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
@@ -58,6 +58,8 @@ def step_title(step, index) -> str:
         text = "Answered" + (f", citing {cited} passage(s)" if cited else "")
     elif step.tool == "fallback":
         text = "The LLM endpoint failed: fell back to the offline policy"
+    elif step.tool == "out_of_time":
+        text = "The question's time budget ran out before the model answered"
     else:
         text = f"Used {step.tool}"
     return md_escape(text)
@@ -70,10 +72,12 @@ def raw_call(step) -> str:
 
 
 def readable_answer(text: str, index) -> str:
-    """``text`` with each ``[chunk id]`` reference replaced by ``[document › heading]``, drawn by the one rule for
-    untrusted text (``ui.text.safe_markdown``: no images, raw HTML or odd links)."""
+    """``text`` with each ``[chunk id]`` reference replaced by ``[document › heading]`` and the links of quoted
+    passages read as their text, drawn by the one rule for untrusted text (``ui.text.safe_markdown``: no images,
+    raw HTML or odd links)."""
     named = CHUNK_REF.sub(lambda m: f"[{chunk_name(index, m.group(1))}]"
-                          if index is not None and index.get(m.group(1)) is not None else m.group(0), text)
+                          if index is not None and index.get(m.group(1)) is not None else m.group(0),
+                          links_as_text(text, inline=False))
     return safe_markdown(named)
 
 

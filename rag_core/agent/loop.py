@@ -5,8 +5,9 @@ timeline from it) and yields the ``AgentResult`` last. ``ask`` runs it to the en
 every policy plays by: max steps, max retrievals, repeated-query rejection, exclusion of chunks already
 retrieved, de-duplicated context within a token budget, multi-turn state, a wall-clock budget per question
 (``RAG_LLM_TIME_BUDGET_S``: past it the run ends with what it has), a policy handing over to another
-(``SwitchPolicy``), falling back to the offline policy when the LLM endpoint fails, and saying whether the answer
-is grounded (cites retrieved chunks) or not.
+(``SwitchPolicy``), falling back to the offline policy when the LLM endpoint fails or the model's answer cannot
+be used (the time budget ran out, it repeated itself, it was cut off), and saying whether the answer is grounded:
+every sentence supported by a retrieved passage it cites (``rag_core.agent.grounding``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from rag_core.agent.answer import NOT_FOUND, extractive_answer
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
+from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
@@ -53,15 +55,15 @@ def time_budget_s(settings: Settings | None, llm: Any) -> float:
     return float(getattr(llm, "time_budget_s", DEFAULT_TIME_BUDGET_S))
 
 
-def grounding_of(citations: list[str], context: AgentContext, answer: str, found: bool = True) -> tuple[bool, str]:
-    """Whether an answer rests on retrieved text: it cites at least one chunk of the final context."""
-    if citations:
-        return True, f"cites {len(citations)} retrieved chunk(s)"
+def grounding_of(context: AgentContext, answer: str, found: bool = True, *, extractive: bool = False,
+                 covered: set[str] | None = None, question: str = "") -> Grounding:
+    """Whether the answer is grounded: a "not found" answer never is (it says so); any other is checked sentence by
+    sentence against the context (``check_grounding``; quotes of an extractive answer must be ``covered``)."""
     if not context.hits:
-        return False, "ungrounded: nothing was retrieved, so the answer rests on no document"
+        return Grounding(False, "ungrounded: nothing was retrieved, so the answer rests on no document")
     if not found or answer.strip() == NOT_FOUND:
-        return False, "ungrounded: nothing relevant was found in the retrieved chunks (the answer says so)"
-    return False, "ungrounded: the answer cites none of the retrieved chunks"
+        return Grounding(False, "ungrounded: nothing relevant was found in the retrieved chunks (the answer says so)")
+    return check_grounding(answer, context.hits, extractive=extractive, covered=covered, question=question)
 
 
 def run_agent(
@@ -102,6 +104,7 @@ def run_agent(
     fallback: str | None = None
     answer: str | None = None
     citations: list[str] = []
+    attributed: list[str] = []
     stop_reason = ""
     extractive = False
     out_of_time = f"the time budget of {budget_s:g} s (RAG_LLM_TIME_BUDGET_S) ran out"
@@ -110,6 +113,7 @@ def run_agent(
         step_started = time.perf_counter()
         if run.deadline is not None and time.monotonic() >= run.deadline:
             stop_reason = f"{out_of_time} after {len(run.steps)} steps; answered from what was found"
+            fallback = fallback or _time_fallback(run, out_of_time)
             break
         try:
             action = policy.next_action(run)
@@ -126,6 +130,7 @@ def run_agent(
             run.steps.append(step)
             yield step
             stop_reason = f"{out_of_time} while waiting for the LLM; answered from what was found"
+            fallback = fallback or _time_fallback(run, out_of_time)
             break
         except (LLMError, *MODEL_DATA_ERRORS) as e:
             if not isinstance(e, LLMError) and policy.name == "offline":
@@ -157,6 +162,7 @@ def run_agent(
         if action.tool == "done" and step.ok:
             done = DoneArgs.model_validate(step.args)
             answer, citations = done.answer, done.citations
+            attributed = [c for c in action.attributed if c in citations]
             stop_reason = "done: " + action.reason
             extractive = policy.name == "offline" or action.extractive
             fallback = action.fallback or fallback
@@ -190,24 +196,47 @@ def run_agent(
         if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
             run.steps[-1].args = {"answer": answer, "citations": []}
             run.steps[-1].reason += f"; not found: {found_reason}"
-    elif extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
+    covered = covered_evidence(coverage, context.hits, index) if extractive and found else None
+    if covered and any(c not in covered for c in citations):
+        # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
+        # is not grounded (``grounding.check_grounding``), however many words it shares with the question.
+        extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered], run.sub_queries,
+                                      min_score=0.0)
+        if extracted.citations:
+            answer, citations = extracted.text, extracted.citations
+            if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
+                run.steps[-1].args = {"answer": answer, "citations": citations}
+    if found and extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
         missing = "; ".join(" ".join(part.text.split()) for part in coverage if not part.covered)
         answer += f"\n\nNo passage found covers: {missing}"
-    grounded, grounding = grounding_of(citations, context, answer, found)
+    checked = grounding_of(context, answer, found, extractive=extractive, covered=covered, question=question)
+    attributed = [] if extractive else list(dict.fromkeys([*attributed, *checked.attributed]))
+    sources = citation_sources(citations, [c for c in citations if c not in attributed], attributed, extractive)
     formatted = context.formatted()
     state.turns.append(Turn(question=question, answer=answer, citations=citations))
     state.queries.extend(q for q in run.queries if q not in state.queries)
     state.retrieved_ids.extend(i for i in run.retrieved_ids if i not in state.retrieved_ids)
     state.context_hits = list(context.hits)
     yield AgentResult(
-        question=question, answer=answer, citations=citations, steps=run.steps, context=formatted.to_dict(),
+        question=question, answer=answer, citations=citations, steps=run.steps,
+        context={**formatted.to_dict(), "trimmed": [  # chunks cut to their most relevant units (agent.compress)
+            {"chunk_id": h.chunk.id, "tokens": h.chunk.tokens, "trimmed_from": h.chunk.metadata["trimmed_from"],
+             "units_kept": h.chunk.metadata.get("units_kept", "")}
+            for h in context.hits if "trimmed_from" in h.chunk.metadata]},
         context_hits=list(context.hits), stop_reason=stop_reason, policy=policy.name, extractive=extractive,
         llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
         dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(),
-        dedup_offered_tokens=context.offered_tokens, fallback=fallback, grounded=grounded, grounding=grounding,
+        dedup_offered_tokens=context.offered_tokens, fallback=fallback, grounded=checked.grounded,
+        grounding=checked.reason,
         warnings=list(run.warnings), found=found, found_reason=found_reason, plan=plan.to_dict(),
-        parts=[part.to_dict() for part in coverage],
+        parts=[part.to_dict() for part in coverage], unsupported=checked.unsupported, citation_sources=sources,
     )
+
+
+def _time_fallback(run: AgentRun, out_of_time: str) -> str:
+    """The fallback of a run whose time budget ran out before the model answered (with a warning saying so)."""
+    run.warn(f"the model's answer was not used: {out_of_time} before it answered")
+    return f"{out_of_time} before the model answered; answered extractively from what was found"
 
 
 def ask(question: str, index: SearchIndex, config: RAGConfig, settings: Settings | None = None,

@@ -41,6 +41,9 @@ class Action:
     # False: a search ranks every chunk, also those already retrieved in this turn (a part of the question is
     # ranked on its own, whatever earlier searches found); True: it skips them (new material only).
     exclude_retrieved: bool = True
+    # For ``done``: citations the policy attributed by word overlap (the model cited none): labelled, never the
+    # model's own.
+    attributed: list[str] = field(default_factory=list)
 
 
 class SwitchPolicy(Exception):  # noqa: N818 - a hand-over, not an error
@@ -146,7 +149,8 @@ class AgentResult:
     dedup_saving_pct: float = 0.0
     dedup_offered_tokens: int = 0
     fallback: str | None = None
-    # True when the answer cites at least one chunk the run retrieved; ``grounding`` says why or why not.
+    # True when every sentence of the answer is supported by a retrieved passage it cites (rag_core.agent.grounding;
+    # at least one is, none is not); ``grounding`` says why or why not.
     grounded: bool = False
     grounding: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -156,6 +160,10 @@ class AgentResult:
     # The question's plan (kind, why, parts) and each part's coverage by the final context (``PartCoverage``).
     plan: dict[str, Any] = field(default_factory=dict)
     parts: list[dict[str, Any]] = field(default_factory=list)
+    # The sentences no passage they rest on supports (``{sentence, reason}``), and each passage the answer rests on
+    # with who chose it (``{chunk_id, source: model|quote|overlap, attributed}``; overlap: not the model's own).
+    unsupported: list[dict[str, str]] = field(default_factory=list)
+    citation_sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def context_text(self) -> str:
@@ -191,6 +199,8 @@ class AgentResult:
             "found_reason": self.found_reason,
             "plan": self.plan,
             "parts": list(self.parts),
+            "unsupported": [dict(u) for u in self.unsupported],
+            "citation_sources": [dict(c) for c in self.citation_sources],
         }
 
     def to_json(self) -> str:

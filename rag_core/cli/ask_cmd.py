@@ -20,7 +20,8 @@ def register(subparsers) -> None:
                         help="offline (deterministic, no network; default), llm (the model calls the tools) or "
                              "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
                              "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "
-                             "endpoint fails the offline answer is printed and the exit code is 2")
+                             "endpoint fails, or the model's answer is not used (cut off, repeating itself, out of "
+                             "time), the offline answer is printed and the exit code is 2")
     defaults = AgentConfig()
     parser.add_argument("--max-steps", type=int, default=defaults.max_steps,
                         help=f"most tool calls before answering (default {defaults.max_steps})")
@@ -28,6 +29,9 @@ def register(subparsers) -> None:
                         help=f"most searches (default {defaults.max_retrievals})")
     parser.add_argument("--budget", type=int, default=defaults.context_budget,
                         help=f"context token budget (default {defaults.context_budget})")
+    parser.add_argument("--whole-chunks", action="store_true",
+                        help="never trim chunks: by default a question of several parts whose gathered chunks "
+                             "overflow the budget keeps each chunk's most relevant sentences, so more places fit")
     parser.add_argument("--json", action="store_true", help="print one JSON object (steps, answer, citations, context)")
     parser.set_defaults(func=run)
 
@@ -44,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
-                                  "max_retrievals": args.max_retrievals, "context_budget": args.budget})
+                                  "max_retrievals": args.max_retrievals, "context_budget": args.budget,
+                                  "trim_chunks": not args.whole_chunks})
     except ValidationError as e:
         raise ValueError(field_problems(e, labels=FLAGS)) from e
     settings = get_settings()
@@ -53,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     llm = open_llm(settings, required=True) if args.policy != "offline" else None
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
     result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
-    # --policy llm asked for the model: when the endpoint failed, the offline fallback's answer is still printed
-    # (the fallback is recorded in it), and the failure is reported on stderr with exit 2.
+    # --policy llm asked for the model: when the endpoint failed or its answer was not used (cut off, a repetition,
+    # the time budget), the offline fallback's answer is still printed (the fallback is recorded in it), and the
+    # cause is reported on stderr with exit 2.
     code = 2 if args.policy != "offline" and result.fallback else 0
     if code:
         print(f"error: {' '.join(str(result.fallback).split())}", file=sys.stderr, flush=True)
@@ -80,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"found: {'yes' if result.found else 'NO'} ({result.found_reason})")
     print("citations:", ", ".join(result.citations) or "(none)")
     print(f"grounded: {'yes' if result.grounded else 'NO'} ({result.grounding})")
+    for item in result.unsupported:
+        print(f"unsupported: “{' '.join(item['sentence'].split())}” — {item['reason']}")
     print(f"stop: {result.stop_reason}")
     print()
     print(result.context_text)

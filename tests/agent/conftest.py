@@ -22,6 +22,7 @@ def scripted_server():
 
 def llm_settings(base_url: str, **overrides) -> Settings:
     values = {"llm_base_url": base_url, "llm_model": "scripted-model", "llm_api_key": "k", "llm_timeout_s": 5.0,
+              "llm_timeout_per_1k_prompt_s": 0.0,  # a fixed timeout unless a test asks for the growing one
               "llm_max_retries": 2}
     values.update(overrides)
     return Settings(**values)

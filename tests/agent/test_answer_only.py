@@ -93,3 +93,14 @@ def test_answer_is_streamed_while_it_is_written(scripted_server, make_llm_settin
     # the search step came before any text, the result after all of it
     assert isinstance(events[0], AgentStep) and isinstance(events[-1], AgentResult)
     assert events[-1].answer == "Run `wren keys rotate` [auth-p1]." and events[-1].grounded
+
+
+def test_repetition_without_spaces_or_with_varying_numbers_is_caught():
+    from rag_core.agent.policies.answer_only import repetitive
+
+    assert repetitive("The key is api_key_valid_key_value" + "_key_value" * 40)  # one word: distinct-word rule blind
+    assert repetitive(" ".join(f"[{n}:n]" for n in range(1, 80)), stopped=False)  # every word different
+    assert repetitive(" ".join(f"Step {i}: run wren keys rotate [1]." for i in range(30)), stopped=False)
+    answer = ("Rotate an API key with `wren keys rotate --name KEY` [1]. The old key stays valid for 24 hours [1]. "
+              "| a | b |\n|---|---|\n| 1 | 2 |")
+    assert not repetitive(answer) and not repetitive(answer, stopped=False)

@@ -31,6 +31,11 @@ def _ask(server, make_llm_settings, fake_index, fake_retriever, policy="llm", co
     return result, time.monotonic() - started
 
 
+def _distinct_words(count):
+    """``count`` different made-up words (no repetition for the repetition check to catch)."""
+    return " ".join("".join(chr(97 + i // 26**k % 26) for k in range(3)) + "o" for i in range(count))
+
+
 def _sent(server, number):
     return server.requests[number]["json"]
 
@@ -82,15 +87,16 @@ def test_runaway_generation_is_bounded_and_said_to_be_cut_off(make_llm_settings,
     assert result.answer == DONE["answer"] and result.grounded
 
 
-def test_runaway_final_answer_is_marked_cut_off(make_llm_settings, fake_index, fake_retriever):
-    long_answer = " ".join(f"Step {i}: run wren keys rotate [1]." for i in range(30))
-    with fake.LlamaCppServer([fake.answer(long_answer)]) as server:
+def test_runaway_final_answer_cut_off_is_not_used(make_llm_settings, fake_index, fake_retriever):
+    # A cut-off answer is never shown as the answer (nor as grounded): the extractive answer stands, the fallback
+    # and a warning say why (issue 29: it used to be shown, grounded, with exit 0).
+    with fake.LlamaCppServer([fake.answer(f"Run wren keys rotate [1]. {_distinct_words(60)}")]) as server:
         result, _ = _ask(server, make_llm_settings, fake_index, fake_retriever, policy="llm-answer",
                          llm_max_tokens_answer=40)
     assert _sent(server, 0)["max_tokens"] == 40
-    assert result.answer.startswith("Step 0: run wren keys rotate [auth-p1].") and not result.extractive
-    assert "[answer cut off at 40 tokens" in result.answer
-    assert any("cut off at 40 tokens" in w for w in result.warnings)
+    assert result.extractive and "Step 0" not in result.answer and "[answer cut off" not in result.answer
+    assert result.fallback.startswith("the model's answer was cut off at 40 tokens (RAG_LLM_MAX_TOKENS_ANSWER)")
+    assert any(w.startswith("the model's answer was not used: it was cut off at 40 tokens") for w in result.warnings)
 
 
 def test_runaway_repetition_gives_the_extractive_answer(make_llm_settings, fake_index, fake_retriever):
@@ -165,6 +171,9 @@ def test_slow_steps_stop_at_the_time_budget(make_llm_settings, fake_index, fake_
     assert elapsed < 1.8 and len(server.requests) <= 3  # unbounded: 6 x 0.4 s
     assert "time budget of 1 s" in result.stop_reason
     assert result.citations == ["auth-s"] and result.grounded  # it ends with what it found
+    # the model's answer was not used: said as the fallback and a warning (ask exits 2), not only in stop_reason
+    assert result.fallback.startswith("the time budget of 1 s (RAG_LLM_TIME_BUDGET_S) ran out")
+    assert any(w.startswith("the model's answer was not used: the time budget of 1 s") for w in result.warnings)
 
 
 def test_done_without_searching_is_searched_first_and_flagged_when_uncited(make_llm_settings, fake_index,
@@ -176,9 +185,10 @@ def test_done_without_searching_is_searched_first_and_flagged_when_uncited(make_
     assert [s.tool for s in result.steps] == ["search", "done"]
     assert "without searching" in result.steps[0].reason
     assert result.answer == invented["answer"] and not result.grounded
-    assert "cites none of the retrieved chunks" in result.grounding
+    assert "cites no passage" in result.grounding
     data = result.to_dict()
     assert data["grounded"] is False and data["grounding"] == result.grounding
+    assert [u["sentence"] for u in data["unsupported"]] == ["It costs $1.15 per job."]
 
 
 def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index, fake_retriever):
@@ -186,7 +196,7 @@ def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index,
 
     pieces: list[str] = []
     # 400 tokens at 100 tokens/s: four seconds of writing, with a one-second budget for the whole question
-    long_answer = " ".join(f"word{i}" for i in range(400))
+    long_answer = _distinct_words(400)
     with fake.LlamaCppServer([fake.answer(long_answer)], tokens_per_s=100) as server:
         settings = make_llm_settings(server.base_url, llm_time_budget_s=1.0, llm_max_tokens_answer=400)
         started = time.monotonic()
@@ -196,5 +206,6 @@ def test_streamed_answer_stops_at_the_time_budget(make_llm_settings, fake_index,
     result = events[-1]
     assert isinstance(result, AgentResult) and elapsed < 3.0  # unbounded: 4 s
     assert 10 < len(pieces) < 150  # some of the answer arrived, not all 400 tokens
-    assert "[answer cut off: the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out]" in result.answer
-    assert any("time budget ran out" in w for w in result.warnings)
+    assert result.extractive and "[answer cut off" not in result.answer
+    assert "cut off when the question's time budget (RAG_LLM_TIME_BUDGET_S) ran out" in result.fallback
+    assert any("time budget (RAG_LLM_TIME_BUDGET_S) ran out" in w for w in result.warnings)

@@ -35,6 +35,8 @@ def test_step_titles_read_as_sentences():
         "Zoomed out to the section around 0000000000000000"
     assert step_title(_step("done", answer="a", citations=["x", "y"]), index) == "Answered, citing 2 passage\\(s\\)"
     assert step_title(_step("list_sections", doc_id="d1"), index) == r"Listed the sections of guide\[1\]\.md"
+    # a time-budget stop names its cause (not the endpoint failing)
+    assert step_title(_step("out_of_time"), index) == "The question's time budget ran out before the model answered"
 
 
 def test_the_raw_call_is_kept_for_the_expander():

@@ -53,7 +53,8 @@ def test_llm_answer_policy_cites_and_says_grounded(tmp_path, capsys, monkeypatch
     out, err = capsys.readouterr()
     data = json.loads(out)
     assert code == 0 and data["policy"] == "llm-answer" and data["extractive"] is False
-    assert data["grounded"] is True and data["grounding"].startswith("cites 1 retrieved chunk")
+    assert data["grounded"] is True and data["grounding"].startswith("grounded: 1 sentence(s)")
+    assert data["unsupported"] == [] and [c["source"] for c in data["citation_sources"]] == ["model"]
     assert data["citations"] and data["answer"] == f"Open Settings and press Rotate [{data['citations'][0]}]."
     assert data["warnings"] == [] and "error:" not in err
 
@@ -69,5 +70,32 @@ def test_uncited_llm_answer_is_flagged_ungrounded(tmp_path, capsys, monkeypatch)
     out, err = capsys.readouterr()
     assert code == 0
     assert "$1.15 per job" in out
-    assert "grounded: NO (ungrounded: the answer cites none of the retrieved chunks)" in out
+    assert "grounded: NO (ungrounded: 1 of 1 sentence(s) not supported" in out
+    assert "unsupported: “Business extra runs cost $1.15 per job.” — " in out
     assert err == ""  # the server answered under the model name asked for
+
+
+def test_a_repetition_stop_and_a_time_budget_stop_exit_2_naming_the_cause(tmp_path, capsys, monkeypatch):
+    _ingest(tmp_path, capsys, "cli-stops")
+    args = ["ask", "How do I rotate the API key?", "--collection", "cli-stops", "--policy", "llm-answer", "--json"]
+    monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS_ANSWER", "40")
+    # numbers that vary, no spaces inside the repeated piece: "[1:n] [2:n] [3:n] ..."
+    numbered = " ".join(f"[{n}:n]" for n in range(1, 60))
+    with fake.LlamaCppServer([fake.answer(numbered)], route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        code = main(args)
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert code == 2 and data["extractive"] and "repeated itself" in data["fallback"]
+    assert "error: the model's answer repeated itself" in err and "endpoint" not in err
+    assert any(w.startswith("the model's answer was not used") for w in data["warnings"])
+
+    monkeypatch.setenv("RAG_LLM_TIME_BUDGET_S", "1")
+    with fake.LlamaCppServer([fake.held_open(3.0)] * 3, route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        code = main(args)
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert code == 2 and data["fallback"].startswith("the question's time budget (RAG_LLM_TIME_BUDGET_S=1 s) ran out")
+    assert "warning: the model's answer was not used: the question's time budget" in err and "LLM failed" not in err

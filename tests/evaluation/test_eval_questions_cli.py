@@ -110,3 +110,34 @@ def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, cap
     assert records["k"]["metrics"]["cited"] == 1.0 and records["k"]["metrics"]["grounded"] == 1.0
     assert records["t"]["metrics"]["cited"] == 0.0 and records["t"]["metrics"]["grounded"] == 0.0
     assert records["k"]["answer"].startswith("Open Settings and press Rotate [")
+
+
+def test_grounded_metric_is_the_sentence_check_not_a_citation(tmp_path, capsys, monkeypatch):
+    # Both answers cite the right document; the second states a number it does not hold (the old metric, "cites a
+    # retrieved chunk", scored both 1.0).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    open_index(CONFIG, collection="cli-eval-check").ingest([load_bytes("guide.md", GUIDE.encode())])
+    questions = tmp_path / "q.csv"
+    questions.write_text("id,question,answer_text,intent\n"
+                         "k,What is the default request timeout?,defaults to 30 seconds,fact\n"
+                         "t,What is the default request timeout?,defaults to 30 seconds,fact\n")
+    config = tmp_path / "c.json"
+    config.write_text(CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(
+        update={"policy": "llm-answer"})}).model_dump_json())
+    script = [fake.answer("The request timeout defaults to 30 seconds [1]."),
+              fake.answer("The request timeout defaults to 429 seconds [1].")]
+    with fake.LlamaCppServer(script, route="hybrid") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        code = main(["eval", "questions", str(questions), "--collection", "cli-eval-check", "--config", str(config),
+                     "--strategy", "agent", "--per-question", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    records = {r["question_id"]: r for r in json.loads(out)["records"]}
+    assert records["k"]["metrics"]["grounded"] == 1.0 and records["t"]["metrics"]["grounded"] == 0.0
+    assert records["t"]["metrics"]["cited"] == 1.0  # it cites the gold evidence; it is still not grounded

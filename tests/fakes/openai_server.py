@@ -51,6 +51,7 @@ class ScriptedOpenAIServer:
     def __init__(self, script: list[dict[str, Any]] | None = None) -> None:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
+        self.gets: list[str] = []  # paths of GET requests (metadata), apart from the chat requests
         self.closing = threading.Event()
         self._lock = threading.Lock()
         owner = self
@@ -58,6 +59,17 @@ class ScriptedOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                with owner._lock:
+                    owner.gets.append(self.path)
+                status, answer_body = owner.get(self.path)
+                body = json.dumps(answer_body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("content-length", 0))
@@ -120,6 +132,10 @@ class ScriptedOpenAIServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
+    def get(self, path: str) -> tuple[int, dict[str, Any]]:
+        """(status, JSON body) of a GET request: nothing here (a server without metadata endpoints)."""
+        return 404, {"error": {"message": f"unknown path {path}", "type": "not_found_error"}}
+
     def respond(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The scripted item answering ``payload`` (called under the lock)."""
         return self.script.pop(0) if self.script else error(500, "script exhausted")
@@ -149,7 +165,9 @@ class ScriptedOpenAIServer:
 #   Python-style) makes the server reject the whole request with 500 "Failed to parse tool call arguments as JSON";
 # - a prompt larger than the context: 400, type exceed_context_size_error;
 # - any model name is accepted and answered as the server's own alias;
-# - after SIGTERM the server keeps an open request's connection without answering, then drops it.
+# - after SIGTERM the server keeps an open request's connection without answering, then drops it;
+# - GET /props tells the context size it runs with (default_generation_settings.n_ctx), GET /v1/models the model's
+#   training context (data[0].meta.n_ctx_train).
 
 CONTEXT_OVERFLOW = "request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"
 BAD_HISTORY_ARGUMENTS = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error "
@@ -189,6 +207,14 @@ class LlamaCppServer(ScriptedOpenAIServer):
                  alias: str = "smollm2", route: str | None = None) -> None:
         super().__init__(script)
         self.n_ctx, self.tokens_per_s, self.alias, self.route = n_ctx, tokens_per_s, alias, route
+
+    def get(self, path: str) -> tuple[int, dict[str, Any]]:
+        if path.rstrip("/") == "/props":
+            return 200, {"default_generation_settings": {"n_ctx": self.n_ctx}, "total_slots": 1}
+        if path.rstrip("/") == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": self.alias, "object": "model", "owned_by": "llamacpp",
+                                                     "meta": {"n_ctx_train": 8192}}]}
+        return super().get(path)
 
     def respond(self, payload: dict[str, Any]) -> dict[str, Any]:
         messages = payload.get("messages") or [{}]

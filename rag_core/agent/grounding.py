@@ -1,0 +1,332 @@
+"""Whether an answer is grounded: every sentence supported by a passage it cites, checked, not assumed.
+
+A sentence is **supported** when one passage it cites (or, citing none, the one passage holding most of its
+words, labelled as *attributed by overlap*) holds at least ``SUPPORT_COVERAGE`` of its content terms (one passage,
+not the union of several), and every specific it states (a code span, an identifier, a command-line option, a
+number, a URL, a quoted string) appears verbatim in the passages it rests on (case and whitespace aside). A code
+block is supported when each of its lines is in a passage. A sentence that states nothing checkable (a lead-in,
+"The documents do not say.") is neither supported nor unsupported.
+
+An answer is **grounded** when no sentence is unsupported and at least one is supported. An empty answer and a
+cut-off one (``[answer cut off ...]``) are never grounded. An extractive answer (quoted passages) is grounded
+only when the documents answer the question (the loop's "found" decision) and every quote comes from covered
+evidence: a passage relevant enough to a covered part of the question (``rag_core.agent.coverage``).
+
+Why: small local models write confident sentences with invented method names, wrong numbers and runaway strings,
+and attributing citations by word overlap made every such answer look grounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.chunking.sentences import sentence_spans
+from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.types import Hit
+
+# One passage must hold at least this share of a sentence's content terms for it to support the sentence.
+SUPPORT_COVERAGE = 0.6
+# A sentence with fewer content terms than this and no specifics states nothing checkable.
+MIN_TERMS = 2
+# What the loop and the llm-answer policy append to an answer cut off by max_tokens or the time budget.
+CUT_OFF_MARK = re.compile(r"\[answer cut off\b", re.IGNORECASE)
+# Notes the loop and the extractive answerer add around quoted passages (not claims about the documents).
+NOTE_LINES = (re.compile(r"^Extractive answer \("), re.compile(r"^No passage found covers:"))
+_MARKER = re.compile(r"(?<!!)\[([^\[\]\n]{1,200})\](?!\()")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# A fence opened and closed on one line ("```Python from x import y```"): a small model's one-line code block.
+_ONE_LINE_FENCE = re.compile(r"^\s*```(?:([A-Za-z]+)\s+)?([^`]+?)```(.*)$")
+_LEAD_MARKERS = re.compile(r"(?:\s*\[[^\[\]\n]{1,200}\])*")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_URL = re.compile(r"https?://[^\s)\]>\"'`]+")
+_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+_QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|\u201c([^\u201d\n]{2,120})\u201d")
+_IDENTIFIER = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:\(\))?(?![\w(])")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+# A bracketed word that names no held chunk ("[nope]", "[9]"): a citation gone wrong, not a claim's words.
+_STRAY_MARKER = re.compile(r"\[[^\[\]\s]{1,40}\]")
+# Words an answer wraps around the documents' own ("use X", "see Y", "the documents say"): not evidence either way.
+ANSWER_WORDS = frozenset(content_terms("use uses used using see also run set need call example documents document "
+                                       "docs say says said mention mentions"))
+
+
+@dataclass(slots=True)
+class SentenceSupport:
+    """One sentence (or list item, or code block) of an answer and whether the passages it rests on support it.
+
+    ``supported`` is None when the sentence states nothing checkable; ``chunk_ids`` are the passages it cites or,
+    when ``attributed``, the passage found for it by word overlap (not a citation of the model's own)."""
+
+    sentence: str
+    supported: bool | None
+    reason: str
+    chunk_ids: list[str] = field(default_factory=list)
+    attributed: bool = False
+
+
+@dataclass(slots=True)
+class Grounding:
+    """The verdict on one answer: ``grounded``, why (``reason``) and each sentence's support."""
+
+    grounded: bool
+    reason: str
+    sentences: list[SentenceSupport] = field(default_factory=list)
+
+    @property
+    def unsupported(self) -> list[dict[str, str]]:
+        """``[{sentence, reason}]`` of every unsupported sentence (what ``ask --json`` lists)."""
+        return [{"sentence": s.sentence, "reason": s.reason} for s in self.sentences if s.supported is False]
+
+    @property
+    def attributed(self) -> list[str]:
+        """Chunk ids the check attributed sentences to by word overlap (the model cited none for them)."""
+        return list(dict.fromkeys(c for s in self.sentences if s.attributed for c in s.chunk_ids))
+
+
+def normalise(text: str) -> str:
+    """Lower-cased text with Markdown emphasis and code ticks removed and whitespace collapsed (for verbatim checks)."""
+    return " ".join(re.sub(r"[`*]", "", text).lower().split())
+
+
+def specifics(claim: str) -> list[tuple[str, str]]:
+    """(kind, text) of what ``claim`` states exactly: code spans, URLs, options, quoted strings, identifiers
+    (snake_case, dotted names, calls, CamelCase) and numbers."""
+    found: list[tuple[str, str]] = []
+    spans = [m.group(1).strip() for m in _CODE_SPAN.finditer(claim)]
+    found += [("code", s) for s in spans if s]
+    rest = _CODE_SPAN.sub(" ", claim)
+    urls = [u.rstrip(".,;:!?") for u in _URL.findall(rest)]
+    found += [("URL", u) for u in urls]
+    rest = _URL.sub(" ", rest)
+    found += [("quoted string", next(g for g in m.groups() if g)) for m in _QUOTED.finditer(rest)]
+    found += [("option", o) for o in _OPTION.findall(rest)]
+    rest = _OPTION.sub(" ", rest)
+    for match in _IDENTIFIER.finditer(rest):
+        word = match.group(0)
+        parts = word.rstrip("()").split(".")
+        if word.endswith("()") or "_" in word.strip("_") or (len(parts) > 1 and all(len(p) > 1 for p in parts)):
+            found.append(("identifier", word))
+        elif _CAMEL.search(word):
+            found.append(("name", word))
+    rest = _IDENTIFIER.sub(" ", rest)
+    found += [("number", n) for n in _NUMBER.findall(rest)]
+    return list(dict.fromkeys(found))
+
+
+def _holds(haystack: str, kind: str, value: str) -> bool:
+    """Whether normalised ``haystack`` holds ``value`` verbatim (a number not as part of a longer number)."""
+    needle = normalise(value)
+    if not needle:
+        return True
+    if kind == "number":
+        forms = {needle, needle.replace(",", "")}
+        return any(re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)", haystack) for form in forms)
+    if kind == "identifier" and needle.endswith("()"):
+        return needle[:-2] in haystack
+    return needle in haystack
+
+
+def _units(answer: str) -> list[tuple[str, str]]:
+    """(kind, text) of the answer's claims in order: ``code`` blocks, ``line`` items and ``prose`` sentences;
+    ``note`` for headings, lead-ins and the answerer's own notes."""
+    units: list[tuple[str, str]] = []
+    paragraph: list[str] = []
+    block: list[str] | None = None
+
+    def flush() -> None:
+        if paragraph:
+            joined = " ".join(paragraph)
+            units.extend(("prose", joined[s:e]) for s, e in sentence_spans(joined, 0, len(joined)))
+            paragraph.clear()
+
+    for line in answer.splitlines():
+        if block is not None:
+            block.append(line)
+            if _FENCE.match(line):
+                units.append(("code", "\n".join(block)))
+                block = None
+            continue
+        one_line = _ONE_LINE_FENCE.match(line)
+        if one_line:
+            flush()
+            markers = _LEAD_MARKERS.match(one_line.group(3))
+            units.append(("code", f"```\n{one_line.group(2).strip()}\n``` {markers.group(0).strip()}"))
+            rest = one_line.group(3)[markers.end():].lstrip(" .;,")
+            if rest.strip():
+                paragraph.append(rest.strip())
+        elif _FENCE.match(line):
+            flush()
+            block = [line]
+        elif not line.strip() or _HEADING.match(line) or any(p.match(line.strip()) for p in NOTE_LINES):
+            flush()
+            if line.strip():
+                units.append(("note", line.strip()))
+        elif _LIST_ITEM.match(line) or line.lstrip().startswith("|"):
+            flush()
+            units.append(("line", _LIST_ITEM.sub("", line).strip()))
+        else:
+            paragraph.append(line.strip())
+    flush()
+    if block is not None:
+        units.append(("code", "\n".join(block)))
+    # A citation written after a sentence's full stop ("... key. [1] Next ...") belongs to that sentence.
+    merged: list[tuple[str, str]] = []
+    for kind, text in units:
+        lead = _LEAD_MARKERS.match(text)
+        if lead.group(0) and merged and merged[-1][0] != "note":
+            merged[-1] = (merged[-1][0], f"{merged[-1][1]} {lead.group(0).strip()}")
+            text = text[lead.end():].strip()
+            if not text:
+                continue
+        merged.append((kind, text))
+    return merged
+
+
+def _cited(text: str, held: Collection[str]) -> tuple[list[str], str]:
+    """Chunk ids ``text`` cites (``[id]`` or ``[id, id]`` of held chunks) and the text without those markers."""
+    ids: list[str] = []
+
+    def strip(match: re.Match[str]) -> str:
+        names = [n.strip() for n in re.split(r"[,;]", match.group(1)) if n.strip()]
+        if names and all(n in held for n in names):
+            ids.extend(n for n in names if n not in ids)
+            return " "
+        return match.group(0)
+
+    return ids, _MARKER.sub(strip, text)
+
+
+def _check_code(block: str, hits: Sequence[Hit], texts: dict[str, str]) -> SentenceSupport:
+    lines = [normalise(line) for line in block.splitlines()[1:] if not _FENCE.match(line)]
+    lines = [line for line in lines if len(re.findall(r"\w", line)) >= 2]
+    if not lines:
+        return SentenceSupport(block, None, "an empty code block")
+    best = max(hits, key=lambda h: sum(line in texts[h.chunk.id] for line in lines), default=None)
+    missing = [line for line in lines if not any(line in texts[h.chunk.id] for h in hits)]
+    if missing:
+        return SentenceSupport(block, False, f"code line `{missing[0][:80]}` is in no passage it rests on")
+    return SentenceSupport(block, True, "every code line is in a retrieved passage",
+                           [best.chunk.id] if best is not None else [], attributed=True)
+
+
+def check_sentence(text: str, hits: Sequence[Hit], texts: dict[str, str], everything: str,
+                   context_terms: dict[str, set[str]]) -> SentenceSupport:
+    """The support of one claim ``text`` (see the module docstring)."""
+    cited, claim = _cited(text, texts)
+    claim = _STRAY_MARKER.sub(" ", claim)
+    shown = " ".join(claim.split())
+    stated = specifics(claim)
+    terms = [t for t in content_terms(claim) if t not in ANSWER_WORDS]
+    if len(terms) < MIN_TERMS and not stated:
+        return SentenceSupport(shown, None, "states nothing to check", cited)
+    attributed = False
+    if not cited:
+        scored = [(sum(t in context_terms[h.chunk.id] for t in terms) / max(len(terms), 1), h.chunk.id) for h in hits]
+        coverage, best = max(scored, default=(0.0, ""))
+        if coverage < SUPPORT_COVERAGE:
+            return SentenceSupport(shown, False, f"cites no passage, and none holds most of its words (best "
+                                   f"{coverage:.0%})")
+        cited, attributed = [best], True
+    if terms:
+        coverage, best = max((term_coverage(terms, texts[c]), c) for c in cited)
+        if coverage < SUPPORT_COVERAGE:
+            where = "the passage it cites does not say" if len(cited) == 1 else "none of the passages it cites says"
+            return SentenceSupport(shown, False, f"{where} this ({coverage:.0%} of its words in "
+                                   f"{best}, {SUPPORT_COVERAGE:.0%} needed)", cited, attributed)
+    rested = " ".join(texts[c] for c in cited)
+    for kind, value in stated:
+        haystack = everything if kind == "name" else rested  # a product name may stand anywhere in the context
+        if not _holds(haystack, kind, value):
+            return SentenceSupport(shown, False, f"states the {kind} {value[:80]!r}, which "
+                                   f"{'the passage it rests on' if len(cited) == 1 else 'no passage it rests on'} "
+                                   "does not contain", cited, attributed)
+    return SentenceSupport(shown, True, "supported", cited, attributed)
+
+
+def check_grounding(answer: str, hits: Sequence[Hit], *, cut_off: bool = False, extractive: bool = False,
+                    covered: Collection[str] | None = None, question: str = "") -> Grounding:
+    """Check every sentence of ``answer`` against the passages of ``hits`` (see the module docstring).
+
+    ``extractive``: the answer quotes passages; each quote's passage must then be among ``covered`` (the ids of
+    covered evidence). ``question``: names it mentions count as stated by the context too."""
+    text = answer.strip()
+    if not text:
+        return Grounding(False, "ungrounded: the answer is empty")
+    if cut_off or CUT_OFF_MARK.search(text):
+        return Grounding(False, "ungrounded: the answer was cut off before it ended",
+                         [SentenceSupport(_last_words(text), False, "the answer was cut off before it ended")])
+    if not hits:
+        return Grounding(False, "ungrounded: nothing was retrieved, so the answer rests on no document")
+    texts = {h.chunk.id: normalise(h.chunk.text) for h in hits}
+    everything = " ".join([*texts.values(), normalise(question)])
+    context_terms = {h.chunk.id: set(content_terms(h.chunk.text)) for h in hits}
+    checks: list[SentenceSupport] = []
+    for kind, unit in _units(text):
+        if kind == "note":
+            continue
+        if kind == "code":
+            cited, _ = _cited(unit, texts)
+            # a cited block must be in the passages it cites; an uncited one in any (attributed to the best)
+            check = _check_code(unit, [h for h in hits if h.chunk.id in cited] if cited else hits, texts)
+            if cited:
+                check.chunk_ids, check.attributed = cited, False
+        else:
+            check = check_sentence(unit, hits, texts, everything, context_terms)
+        if extractive and check.supported and covered is not None and not set(check.chunk_ids) & set(covered):
+            check.supported = False
+            check.reason = "quoted from a passage that answers no part of the question (not covered evidence)"
+        checks.append(check)
+    unsupported = [c for c in checks if c.supported is False]
+    supported = [c for c in checks if c.supported]
+    if unsupported:
+        return Grounding(False, f"ungrounded: {len(unsupported)} of {len(unsupported) + len(supported)} sentence(s) "
+                         f"not supported by the passages they rest on (first: {unsupported[0].reason})", checks)
+    if not supported:
+        return Grounding(False, "ungrounded: the answer states nothing a retrieved passage supports", checks)
+    attributed = [c for c in supported if c.attributed]
+    how = f"; {len(attributed)} attributed by word overlap, not cited" if attributed and not extractive else ""
+    return Grounding(True, f"grounded: {len(supported)} sentence(s), each supported by a retrieved passage{how}",
+                     checks)
+
+
+def _last_words(text: str, limit: int = 160) -> str:
+    body = CUT_OFF_MARK.split(text)[0].strip() or text
+    return body if len(body) <= limit else "…" + body[-limit:]
+
+
+def citation_sources(citations: Sequence[str], model_cited: Collection[str], attributed: Collection[str],
+                     extractive: bool) -> list[dict[str, Any]]:
+    """Each passage an answer rests on and who chose it: ``model`` (cited by the model), ``quote`` (an extractive
+    answer's quote) or ``overlap`` (attributed by word overlap: ``attributed`` true, never the model's own)."""
+    out: list[dict[str, Any]] = []
+    for chunk_id in dict.fromkeys([*citations, *attributed]):
+        if extractive:
+            source = "quote"
+        elif chunk_id in model_cited:
+            source = "model"
+        else:
+            source = "overlap"
+        out.append({"chunk_id": chunk_id, "source": source, "attributed": source == "overlap"})
+    return out
+
+
+def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit], index: Any) -> set[str]:
+    """Ids of the held chunks that are evidence for a covered part of the question: the part's own evidence
+    (``PartCoverage.chunk_ids``) and any chunk as relevant to it as ``coverage.PART_COVERED`` requires."""
+    from rag_core.agent.coverage import PART_COVERED, embedder_id, relevance
+
+    covered_parts = [p for p in parts if p.covered]
+    ids = {c for p in covered_parts for c in p.chunk_ids}
+    if not covered_parts or not hits:
+        return ids
+    chunks = [h.chunk for h in hits]
+    scores = relevance([p.query for p in covered_parts], chunks, getattr(index, "embed_texts", None),
+                       embedder_id(index))
+    ids |= {chunks[j].id for j in range(len(chunks)) if float(scores[:, j].max()) >= PART_COVERED}
+    return ids
