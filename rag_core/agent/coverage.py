@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rag_core.retrieval.confidence import calibrate_confidence
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.text import content_terms
 from rag_core.types import Chunk, Hit
 
 # A part is covered when its best held chunk has at least this hybrid confidence.
@@ -128,8 +128,12 @@ def text_relevance(queries: Sequence[str], texts: Sequence[str], embed: Callable
     """Hybrid confidence of each text (columns) for each query (rows), as the retriever calibrates it."""
     if not queries or not texts:
         return np.zeros((len(queries), len(texts)), dtype=np.float32)
-    coverage = np.array([[term_coverage(content_terms(q), t) for t in texts] for q in queries],
-                        dtype=np.float32)
+    held = [set(content_terms(t)) for t in texts]  # each text's terms once, not once per query
+    coverage = np.zeros((len(queries), len(texts)), dtype=np.float32)
+    for i, query in enumerate(queries):
+        terms = content_terms(query)
+        if terms:
+            coverage[i] = [sum(term in present for term in terms) / len(terms) for present in held]
     if embed is None:
         return coverage
     vectors = np.asarray(embed(list(queries) + list(texts)), dtype=np.float32)

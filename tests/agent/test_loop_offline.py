@@ -251,3 +251,4 @@ def test_follow_up_sharing_words_but_not_meaning_searches_again(fake_index, fake
     result = _ask("rotate the API key again?", fake_index, fake_retriever, state=state)
     assert result.steps[0].tool == "search", result.steps[0].reason
     assert len(fake_retriever.calls) > calls
+

@@ -93,3 +93,58 @@ def test_ask_cli_errors_are_one_line(samples, monkeypatch, capsys):
     assert capsys.readouterr().err == "error: the question has no words: use terms that appear in the documents\n"
     assert main(["ask", "x", "--collection", "missing-one"]) == 2
     assert "no collection 'missing-one'" in capsys.readouterr().err
+
+
+def test_a_multi_part_question_over_budget_keeps_more_places_by_trimming_chunks(samples):
+    index, settings = samples
+    question = "How do the Team and Enterprise plans differ in how long metrics are kept?"
+
+    def run(trim: bool):
+        config = CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(
+            update={"context_budget": 300, "trim_chunks": trim})})
+        return ask(question, index, config, settings, policy="offline")
+
+    whole, trimmed = run(False), run(True)
+    assert not any("trimmed_from" in h.chunk.metadata for h in whole.context_hits)
+    cut = [h for h in trimmed.context_hits if "trimmed_from" in h.chunk.metadata]
+    assert cut and all(h.chunk.tokens < h.chunk.metadata["trimmed_from"] for h in cut)
+    assert sum(h.chunk.tokens for h in trimmed.context_hits) <= 300
+    context = normalise(trimmed.context_text)
+    # Here the Team plan's retention row only fits as a row of its trimmed table.
+    team_row = "set storage.metrics_retention up to 90d"
+    assert team_row in context and team_row not in normalise(whole.context_text)
+    assert "trimmed to their most relevant sentences" in trimmed.steps[-1].reason
+    for hit in cut:  # every kept piece is the document's own text
+        source = index.get(hit.chunk.id).text
+        assert all(piece.strip() in source for piece in hit.chunk.text.split("[…]"))
+
+
+def test_ask_cli_whole_chunks_turns_trimming_off(samples, monkeypatch, capsys):
+    from rag_core.cli import main
+
+    index, settings = samples
+    monkeypatch.setenv("RAG_DATA_DIR", str(settings.data_dir))
+    question = "How do the Team and Enterprise plans differ in how long metrics are kept?"
+
+    def trimmed(*flags):
+        assert main(["ask", question, "--collection", index.name, "--budget", "300", "--json", *flags]) == 0
+        data = json.loads(capsys.readouterr().out)
+        return [c["chunk_id"] for c in data["context"]["trimmed"] if c["tokens"] < c["trimmed_from"]]
+
+    assert trimmed() and trimmed("--whole-chunks") == []
+
+
+@pytest.mark.slow
+def test_a_follow_up_answered_from_the_earlier_context_quotes_what_bears_on_it(tmp_path):
+    """The earlier context is ranked for the new question before it is quoted: "rotate the database password" after
+    "rotate an API key" (whose context holds the password section too, so no new search) quotes the password
+    steps, not the key's. With MiniLM, as the app runs by default."""
+    settings = Settings(data_dir=tmp_path)
+    config = RAGConfig(name="follow-up")
+    index = open_index(config, settings)
+    index.ingest([load_path(p) for p in sample_paths()])
+    state = AgentState()
+    ask("How do I rotate an API key?", index, config, settings, policy="offline", state=state)
+    second = ask("How do I rotate the database password?", index, config, settings, policy="offline", state=state)
+    assert "ALTER ROLE wrenfall PASSWORD" in second.answer
+    assert "wrenctl keys rotate" not in second.answer

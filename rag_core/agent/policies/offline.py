@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_core.agent.answer import extractive_answer
-from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance
+from rag_core.agent.compress import compress_hits
+from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance, text_relevance
 from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
@@ -182,6 +183,12 @@ class OfflinePolicy:
             coverage = term_coverage(content_terms(run.question), "\n".join(h.chunk.text for h in held))
             best = _best_held(run, run.question)
             if coverage >= COVERAGE_TO_SKIP and best >= run.threshold:
+                # The held chunks were ranked for the earlier question: rank them for this one, so the answer
+                # quotes what bears on it ("rotate the database password" after "rotate an API key").
+                index = run.toolbox.index
+                scores = relevance([run.question], [h.chunk for h in held], index.embed_texts, embedder_id(index))[0]
+                rescored = [replace(h, confidence=float(c)) for h, c in zip(held, scores, strict=True)]
+                run.context.hits = sorted(rescored, key=lambda h: -h.confidence)
                 self.skip_reason = (f"conditional retrieval: the context from the previous turn already holds "
                                     f"{coverage:.0%} of the question's terms and a chunk relevant to it with "
                                     f"confidence {best:.2f} ≥ {run.threshold:.2f}, so no new search")
@@ -466,10 +473,25 @@ class OfflinePolicy:
         order = ["whole"] + [f"part:{p.query}" for p in self.plan.parts] + [f"hop:{p.query}" for p in self.plan.parts]
         lists = [[held[h.chunk.id] for h in self.lists[key] if h.chunk.id in held] for key in order
                  if key in self.lists]
-        kept = fill_by_parts(lists, run.context.budget, spread=self.plan.kind == "enumeration")
         before = len(run.context.hits)
-        run.context.select([h.chunk.id for h in kept], run.context.budget)
-        run.context.remove([i for i in run.context.ids if i not in {h.chunk.id for h in kept}])
+        if run.config.agent.trim_chunks:
+            # Every gathered chunk in fill order, then as many of each one's best sentences as the budget holds.
+            ranked = fill_by_parts(lists, sum(h.chunk.tokens for h in held.values()),
+                                   spread=self.plan.kind == "enumeration")
+            index = run.toolbox.index
+            embed = getattr(index, "embed_texts", None)
+            queries = [self.plan.question] + [p.query for p in self.plan.parts]
+            run.context.hits = compress_hits(ranked, queries, run.context.budget,
+                                             lambda q, t: text_relevance(q, t, embed, embedder_id(index)))
+        else:
+            kept = fill_by_parts(lists, run.context.budget, spread=self.plan.kind == "enumeration")
+            run.context.select([h.chunk.id for h in kept], run.context.budget)
+            run.context.remove([i for i in run.context.ids if i not in {h.chunk.id for h in kept}])
+        trimmed = [h for h in run.context.hits if "trimmed_from" in h.chunk.metadata]
+        if trimmed:
+            saved = sum(h.chunk.metadata["trimmed_from"] - h.chunk.tokens for h in trimmed)
+            reason += (f"; {len(trimmed)} chunk(s) trimmed to their most relevant sentences ({saved} tokens left out "
+                       "so more places fit)")
         return (f"{reason}; final context filled part by part: {len(run.context.hits)} chunk(s) within the "
                 f"{run.context.budget}-token budget (each part's best first), {before - len(run.context.hits)} "
                 "left out")
