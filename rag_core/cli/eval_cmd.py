@@ -1,4 +1,5 @@
-"""``python -m rag_core eval beir|questions``: score retrieval on a BEIR folder or on a question file."""
+"""``python -m rag_core eval beir|questions|draft``: score retrieval on a BEIR folder or on a question file; draft a
+question set from a collection's documents."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def register(subparsers) -> None:
     questions.add_argument("--per-question", action="store_true", help="include every question's record")
     questions.add_argument("--json", action="store_true", help="print one JSON object")
     questions.set_defaults(func=_questions)
+
+    from rag_core.cli.draft_cmd import register_draft
+
+    register_draft(kinds)
 
 
 _last_report: list[tuple[str, int]] = []

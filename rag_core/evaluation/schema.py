@@ -54,7 +54,7 @@ class QuestionModel(_Strict):
 
 class QuestionSetModel(_Strict):
     name: Annotated[str, StringConstraints(max_length=2000)]
-    kind: Literal["golden", "upload", "beir"] = "upload"
+    kind: Literal["golden", "upload", "beir", "drafted"] = "upload"  # drafted: a saved set drafted from documents
     source: Annotated[str, StringConstraints(max_length=2000)] = ""
     questions: list[QuestionModel] = Field(default_factory=list)
 

@@ -1,0 +1,213 @@
+"""Evaluate's "Draft questions" tab: draft a question set from the loaded documents as a background job, review it
+in an editable table (keep / edit / drop, the evidence in the Chunk Explorer), save it as a named set, export it
+as JSONL; the saved sets as a question-set source; the bench's agreement figure beside a drafted set's results."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag_core.evaluation.agreement import load_agreement
+from rag_core.evaluation.draft import KINDS, to_jsonl
+from rag_core.evaluation.question_sets import DRAFT_KIND, QuestionSetStore, submit_draft
+from rag_core.evaluation.questions import INTENTS, Question
+from ui import jobs, state
+from ui.state import KEEP
+from ui.text import md_escape, md_inert
+
+JOB_KEY, DRAFT_KEY = "draft_job_id", "draft_key"  # the draft job this session started; the draft under review
+SAVED_KEY = "eval_saved_set"
+EDITOR_COLUMNS = ("keep", "id", "type", "intent", "question", "evidence", "answer")
+
+
+def store() -> QuestionSetStore:
+    return QuestionSetStore(state.settings().data_dir)
+
+
+def agreement_note(where=st) -> None:
+    """How far a drafted set can be trusted: Kendall's τ the bench measured, with the corpus it was measured on."""
+    figure = load_agreement()
+    if figure is None:
+        where.caption("How far a drafted set ranks configurations like a human-written one has not been measured "
+                      "here yet (`python -m bench drafted`).")
+        return
+    by_seed = figure.get("tau_by_seed") if isinstance(figure.get("tau_by_seed"), dict) else {}
+    spread = f" on average over {len(by_seed)} drafted sets ({', '.join(f'{v:.2f}' for v in by_seed.values())})" \
+        if len(by_seed) > 1 else ""
+    where.info(md_inert(
+        f"Trust in a drafted set, measured: on the {figure['corpus']}, {figure.get('method', 'offline')} drafted "
+        f"sets of {figure.get('drafted', '?')} questions ranked {len(figure.get('configs', []))} configurations "
+        f"(chunk size × strategy × one-shot/agent) like the human-written set {figure.get('human_set', '')} with "
+        f"Kendall's τ = {figure['tau']:.2f}{spread} (1 = same order, 0 = unrelated). Measured "
+        f"{figure.get('measured', '')} with: {figure.get('command', 'python -m bench drafted')}. On your documents "
+        "it may differ."))
+
+
+def pick_saved_set():
+    """The question-set source "Saved question sets": one of the sets saved from a reviewed draft."""
+    names = state.guarded(lambda: store().list(), "Saved question sets") or []
+    if not names:
+        st.info("No saved question set yet: draft one on the **Draft questions** tab and save it.")
+        return None
+    name = st.selectbox("Saved question set", names, key=SAVED_KEY, persist_state=KEEP)
+    question_set = state.guarded(lambda: store().load(name), f"Question set '{name}'")
+    if question_set is not None:
+        st.caption(md_inert(f"How it was made: {question_set.source}"))
+    return question_set
+
+
+def _current_job():
+    job_id = st.session_state.get(JOB_KEY)
+    job = jobs.runner().get(job_id) if job_id else None
+    return job if job is not None else jobs.latest((DRAFT_KIND,), active_only=True)
+
+
+def _start(n: int, seed: int, budget: float, kinds: list[str], use_llm: bool) -> None:
+    docs = state.guarded(lambda: state.document_store().list(), "Listing documents")
+    if docs is not None and not docs:
+        st.warning("No documents are loaded yet: add some on the Documents page first.")
+        return
+    if docs is None:
+        return
+    llm = state.llm() if use_llm else None
+    job = state.guarded(lambda: submit_draft(jobs.runner(), docs, data_dir=state.settings().data_dir, n=n, seed=seed,
+                                             time_budget_s=budget, kinds=kinds, llm=llm), "Drafting questions")
+    if job is not None:
+        st.session_state[JOB_KEY] = job.id
+        st.session_state.pop(DRAFT_KEY, None)
+
+
+def _evidence(question: Question) -> str:
+    if not question.evidence:
+        return "(not in the documents)"
+    return " ‖ ".join(f"{p['file']} › {' › '.join(p['heading_path'])}: {p['spans'][0]}" for p in question.evidence)
+
+
+def editor_frame(questions: list[Question]) -> pd.DataFrame:
+    return pd.DataFrame([{"keep": True, "id": q.id, "type": q.type or "single", "intent": q.intent or "",
+                          "question": q.question, "evidence": _evidence(q), "answer": q.reference_answer}
+                         for q in questions], columns=list(EDITOR_COLUMNS))
+
+
+def kept_questions(questions: list[Question], edited: pd.DataFrame) -> list[Question]:
+    """The questions whose row is kept, with the edited question text and intent (evidence is never edited: it must
+    stay verbatim)."""
+    by_id = {q.id: q for q in questions}
+    kept = []
+    for row in edited.to_dict("records"):
+        original = by_id.get(row.get("id"))
+        text = " ".join(str(row.get("question") or "").split())
+        if original is None or not row.get("keep") or not text:
+            continue
+        intent = str(row.get("intent") or "") or None
+        kept.append(Question(id=original.id, question=text, intent=intent if intent in INTENTS else None,
+                             evidence=original.evidence, reference_answer=original.reference_answer,
+                             type=original.type))
+    return kept
+
+
+def _review(key: str, draft: dict) -> None:
+    summary = draft["summary"]
+    questions: list[Question] = draft["questions"]
+    counts = ", ".join(f"{k} {v}" for k, v in summary["kinds"].items()) or "none"
+    st.markdown(f"**Drafted {len(questions)} questions** ({md_escape(counts)}) from {summary['documents']} documents "
+                f"in {summary['elapsed_s']:.1f} s" + (f" · stopped: {md_escape(summary['stopped'])}"
+                                                       if summary["stopped"] else ""))
+    st.caption(md_inert(summary["label"]))
+    for note in summary.get("notes", []):
+        st.warning(md_inert(note))
+    with st.expander(f"Checks applied · {summary['rejected']} candidates rejected"):
+        st.markdown("\n".join(f"- {md_inert(check)}" for check in summary["checks"]))
+        if draft.get("rejected"):
+            st.dataframe(pd.DataFrame(draft["rejected"]), hide_index=True, width="stretch")
+        if draft.get("prompt"):
+            st.caption("The prompt the model was given (the section followed it, fenced as data):")
+            st.text(draft["prompt"])
+    if not questions:
+        st.info("Nothing was drafted: the documents may be too short, or the time budget too small.")
+        return
+    st.caption("Untick **keep** to drop a question; edit a question's wording or intent in place. The evidence is "
+               "not editable: it is the documents' own text, checked verbatim.")
+    edited = st.data_editor(
+        editor_frame(questions), key=f"draft_editor_{key}", hide_index=True, width="stretch", disabled=(
+            "id", "type", "evidence", "answer"),
+        column_config={"keep": st.column_config.CheckboxColumn("keep", width="small"),
+                       "intent": st.column_config.SelectboxColumn("intent", options=["", *INTENTS]),
+                       "question": st.column_config.TextColumn("question", width="large"),
+                       "evidence": st.column_config.TextColumn("evidence (file › headings: span)", width="large")})
+    kept = kept_questions(questions, edited)
+    _explorer_link(kept)
+    left, right = st.columns([3, 1])
+    name = left.text_input("Question set name", value=f"drafted-{key[1:15]}", key=f"draft_name_{key}")
+    right.download_button("Export JSONL", data=to_jsonl(kept), file_name=f"{name.strip() or 'drafted'}.jsonl",
+                          mime="application/jsonl", disabled=not kept)
+    if st.button(f"Save {len(kept)} questions as a question set", type="primary", disabled=not kept):
+        saved = state.guarded(lambda: store().save(name, kept, label=summary["label"], method=summary["method"]),
+                              "Saving the question set")
+        if saved is not None:
+            st.success(md_inert(f"Saved '{saved.name}' ({len(saved.questions)} questions): choose **Saved question "
+                                "sets** as the question set at the top of the page to run it."))
+
+
+def _explorer_link(kept: list[Question]) -> None:
+    with_evidence = [q for q in kept if q.evidence]
+    if not with_evidence:
+        return
+    docs = state.guarded(lambda: state.document_store().list(), "Listing documents") or []
+    ids = {d.name: d.id for d in docs}
+    labels = {f"{q.id} · {q.question[:70]}": q for q in with_evidence}
+    c1, c2 = st.columns([3, 1])
+    picked = c1.selectbox("See a question's evidence in the Chunk Explorer", list(labels), key="draft_explore")
+    doc_id = ids.get(labels[picked].evidence[0]["file"]) if picked else None
+    if c2.button("Open in Chunk Explorer", disabled=doc_id is None):
+        state.goto("explorer", doc_id=doc_id)
+
+
+def draft_tab() -> None:
+    """Draft from the loaded documents as a background job, follow it, review the result."""
+    st.caption("Draft a question set from **your** documents: questions with verbatim evidence spans, of three "
+               "kinds — single-place, multi-part (two places, in different documents where possible) and "
+               "unanswerable (a plausible name no document contains). Review it, save it, then run it like any set.")
+    agreement_note()
+    c1, c2, c3 = st.columns(3)
+    n = c1.number_input("Questions", 1, 500, 50, key="draft_n", persist_state=KEEP)
+    seed = c2.number_input("Seed", 0, 10_000, 0, key="draft_seed", persist_state=KEEP,
+                           help="The same seed drafts the same set from the same documents.")
+    budget = c3.number_input("Time budget (s)", 1, 600, 60, key="draft_budget", persist_state=KEEP)
+    kinds = st.multiselect("Kinds", list(KINDS), default=list(KINDS), key="draft_kinds", persist_state=KEEP)
+    has_llm = state.llm() is not None
+    use_llm = st.checkbox("Let the LLM write the single-place questions", value=False, disabled=not has_llm,
+                          key="draft_llm", help="Offline questions are filled into templates from headings and "
+                          "identifiers (keyword-leaning). With an LLM (RAG_LLM_*) the model writes them from a sampled "
+                          "section; every span it cites is checked verbatim." if has_llm else
+                          "No LLM is configured (RAG_LLM_BASE_URL, RAG_LLM_MODEL).")
+    if st.button("Draft questions from your documents", disabled=not kinds,
+                 help="Runs as a background job with progress and Cancel; what was drafted is kept on Cancel."):
+        _start(int(n), int(seed), float(budget), kinds, use_llm and has_llm)
+    job = _current_job()
+    if job is not None:
+        if job.active:
+            jobs.job_details(job.id, "draft")
+        else:
+            if job.result:  # a cancelled draft keeps what it drafted
+                st.session_state[DRAFT_KEY] = job.result
+            if job.state != "done":
+                st.warning(jobs.summary(job))
+    key = st.session_state.get(DRAFT_KEY)
+    draft = store().load_draft(key) if key else None
+    if draft is not None:
+        _review(key, draft)
+
+
+def results_note(run_id: str | None) -> None:
+    """Beside a drafted set's results: the agreement figure (how far such a set ranks configurations rightly)."""
+    if not run_id:
+        return
+    from ui import runs
+
+    try:
+        run = runs.load_run(run_id)
+    except Exception:  # noqa: BLE001 - the Results tab itself says why a stored run cannot be read
+        return
+    if run is not None and run.question_set.get("kind") == "drafted":
+        agreement_note()
