@@ -150,6 +150,9 @@ class _Work:
     cancel: threading.Event = field(default_factory=threading.Event)
     saved_at: float = 0.0
     started_at: float = 0.0
+    # Called in the worker with the job's final state ("done", "cancelled", "failed") before that state is saved;
+    # returns the closing message (None: keep it). Raising makes the job failed (e.g. a re-index's swap).
+    finish: Callable[[str, JobStatus], str | None] | None = None
 
 
 class JobRunner:
@@ -250,15 +253,20 @@ class JobRunner:
         raise TimeoutError(f"job {job_id} still running after {timeout:.0f} s")
 
     def submit_ingest(self, index, docs: Sequence[Document], *, title: str, kind: str = "ingest",
-                      settings: dict[str, Any] | None = None) -> JobStatus:
-        """Queue indexing ``docs`` into ``index``; returns the job's first status at once."""
+                      settings: dict[str, Any] | None = None,
+                      finish: Callable[[str, JobStatus], str | None] | None = None) -> JobStatus:
+        """Queue indexing ``docs`` into ``index``; returns the job's first status at once.
+
+        ``finish(state, status)`` runs in the worker once the documents are done, cancelled or failed, before the
+        job says so (a re-index swaps the serving index there); it returns the closing message or None.
+        """
         docs = list(docs)  # (no isinstance filter: a module reloaded by Streamlit's file watcher has a new class)
         missing = [type(d).__name__ for d in docs if not all(hasattr(d, a) for a in ("id", "name", "size"))]
         if missing:
             raise ValueError(f"an ingest job takes documents, got {', '.join(sorted(set(missing)))}")
         status = JobStatus(id=uuid.uuid4().hex[:12], kind=kind, title=title, collection=index.name,
                            files=[FileStatus(d.id, d.name, d.size) for d in docs], settings=dict(settings or {}))
-        work = _Work(status, lambda w: _run_ingest(self, w, index, docs))
+        work = _Work(status, lambda w: _run_ingest(self, w, index, docs), finish=finish)
         return self._submit(work)
 
     def submit_task(self, task: Callable[[TaskHandle], str], *, kind: str, title: str, collection: str = "",
@@ -315,6 +323,13 @@ class JobRunner:
                 state, message = "cancelled", str(e) or "Cancelled; the index keeps what was finished before."
             except Exception as e:  # noqa: BLE001 - the job records why; the app keeps running
                 log.exception("job %s failed", status.id)
+                state, message = "failed", f"{type(e).__name__}: {e}"
+        if work.finish is not None:
+            status.message = message  # what happened, for the finish to word its closing message
+            try:
+                message = work.finish(state, status) or message
+            except Exception as e:  # noqa: BLE001 - the job records why; the app keeps running
+                log.exception("finishing job %s failed", status.id)
                 state, message = "failed", f"{type(e).__name__}: {e}"
         with self._mutex:  # finished in one step: readers see the final status, then the file
             status.state, status.message, status.finished = state, message, _now()

@@ -39,6 +39,16 @@ def open_index(config: RAGConfig, settings: Settings | None = None, collection: 
     return Index.open(name, settings, embedder or open_embedder(config, settings), config.chunking)
 
 
+def open_serving_index(settings: Settings | None = None, *, embedder=None):
+    """The index serving the active configuration's searches (``rag_core.activestate``): during a re-index, the
+    complete old one; ``embedder`` as in ``open_index``."""
+    from rag_core.activestate import pointer
+
+    settings = settings or get_settings()
+    spec = pointer(settings).serving
+    return open_index(spec.config(), settings, spec.collection, embedder=embedder)
+
+
 def open_llm(settings: Settings | None = None, *, required: bool = False):
     """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
     (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""

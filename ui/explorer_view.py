@@ -7,7 +7,7 @@ import streamlit as st
 
 from rag_core.config import ChunkingConfig
 from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
-from ui import chunk_view, jobs, state
+from ui import chunk_view, jobs, reindex_view, state
 from ui.state import KEEP
 from ui.text import md_escape
 
@@ -68,33 +68,38 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
 
 
 def use_settings(chunking: ChunkingConfig) -> None:
-    """Save ``chunking`` into the active configuration (and its saved copy) and re-index every stored document
-    with it as a background job; the sidebar follows the job and names what the index is built with."""
+    """Save ``chunking`` into the active configuration (stored for every session, and under its name) and
+    re-index every stored document with it beside the serving index, as a background job (``reindex_view``)."""
     config = state.active_config().model_copy(update={"chunking": chunking})
-    store = state.config_store()
     with st.spinner("Saving the chunking into the active configuration and queuing the re-index of every "
                     "document…"):
-        if store.exists(config.name):
-            store.save(config)
-        state.set_active_config(config)
-        index = state.index_for(config)
-        docs = state.document_store().list()
-        title = (f"Re-indexing {len(docs)} document(s): {chunking.strategy} {chunking.max_tokens} tok, "
-                 f"overlap {chunking.overlap}")
-        job = jobs.runner().submit_ingest(index, docs, title=title, kind="reindex", settings=chunking.model_dump())
-    st.session_state[APPLIED_KEY] = (title, job.id)
+        job = reindex_view.start(config)
+    st.session_state[APPLIED_KEY] = (job.title, job.id) if job is not None else (None, None)
 
 
 def applied_notice(tuned: ChunkingConfig, defaults: ChunkingConfig) -> None:
-    """After "Use these settings": what was saved and the re-index job, until the sliders move on."""
+    """After "Use these settings": what was saved and the re-index job, until the sliders move on; in any session,
+    the re-index building beside the serving index or the one the active configuration still needs."""
+    applied_job = None
     if st.session_state.get(APPLIED_KEY) and tuned == defaults:  # shown until the sliders move on
         applied_title, applied_job = st.session_state[APPLIED_KEY]
+        name = md_escape(state.active_config().name)
         with st.expander(f"Saved into the active configuration `{state.active_config().name}`", expanded=True):
-            st.success(f"Saved into the active configuration `{md_escape(state.active_config().name)}`; "
-                       f"{md_escape(applied_title)} runs in the background (also shown in the sidebar).")
-            jobs.job_details(applied_job)
+            if applied_job is None:
+                st.success(f"Saved into the active configuration `{name}`; the index searches use is already "
+                           "built with these settings.")
+            else:
+                pointer = state.serving_pointer()
+                serving = pointer.serving
+                waiting = (f" Searches use the complete index {md_escape(serving.collection)} "
+                           f"({md_escape(serving.describe())}) until it is done, then switch to the new one."
+                           if pointer.reindex is not None and pointer.reindex.job == applied_job else "")
+                st.success(f"Saved into the active configuration `{name}`; {md_escape(applied_title)} runs in the "
+                           f"background (also shown in the sidebar).{waiting}")
+                jobs.job_details(applied_job)
     elif tuned != defaults:
         st.session_state.pop(APPLIED_KEY, None)
+    reindex_view.status(skip_job=applied_job)
 
 
 def render_source(doc, all_chunks: list[Chunk], shown: list[Chunk], granularity: str, color_by: str,

@@ -1,8 +1,9 @@
 """Shared app state: cached heavy objects (one per process) and per-user state in ``st.session_state``.
 
 Heavy, thread-safe objects (settings, stores, embedders, indexes, the LLM client) are ``st.cache_resource``, opened
-through ``rag_core.services`` like the CLI's; what a user picked (active configuration, cross-page pre-fills)
-lives only in ``st.session_state``.
+through ``rag_core.services`` like the CLI's. The active configuration and the index serving it are stored
+(``rag_core.activestate``: data folder or Chroma server), the same for every session; what a user picked on a page
+(cross-page pre-fills, widget values) lives only in ``st.session_state``.
 """
 
 from __future__ import annotations
@@ -75,22 +76,70 @@ def embedder(embedding_json: str):
                                   settings())
 
 
+@st.cache_resource(show_spinner=False)
+def active_store():
+    from rag_core.activestate import ActiveStore
+
+    return ActiveStore.for_settings(settings())
+
+
 @st.cache_resource(show_spinner="Opening the index…", max_entries=8)
-def _index(collection: str, config_json: str):
+def _index(collection: str, config_json: str, generation: int = 0):
+    """One open index per collection and generation of the serving pointer (a swap or a removed index reopens)."""
     config = RAGConfig.model_validate_json(config_json)
     return services.open_index(config, settings(), collection,
                                embedder=embedder(config.embedding.model_dump_json()))
 
 
+def serving_pointer():
+    """The stored ``IndexPointer``: the index serving the active configuration and a re-index building beside it."""
+    from rag_core.activestate import IndexPointer, IndexSpec, pointer
+
+    config = active_config()
+    try:
+        return pointer(settings(), config, active_store())
+    except Exception as e:  # the server holding it is down: serve the configuration's own index
+        log.warning("index pointer unreadable (%s); serving the active configuration's index", e)
+        return IndexPointer(serving=IndexSpec.of(config))
+
+
+def index_spec(config: RAGConfig):
+    """The index searches of ``config`` use: for the active configuration the serving one (during a re-index the
+    complete old index, not the half-built new one), else ``config``'s own."""
+    from rag_core.activestate import IndexSpec
+
+    if config.index_key() == active_config().index_key():
+        return serving_pointer().serving
+    return IndexSpec.of(config)
+
+
+def _open(spec):
+    return _index(spec.collection, spec.config().model_dump_json(), serving_pointer().generation)
+
+
 def index_for(config: RAGConfig):
-    """The index of ``config``'s chunking + embedder (one Chroma collection per index configuration)."""
-    index_config = RAGConfig(chunking=config.chunking, embedding=config.embedding)
-    return _index(config.collection_name(), index_config.model_dump_json())
+    """The index ``config``'s searches use (one Chroma collection + BM25 index per chunking + embedder)."""
+    return _open(index_spec(config))
+
+
+def index_to_build(config: RAGConfig):
+    """``config``'s own index, which a re-index fills beside the serving one."""
+    from rag_core.activestate import IndexSpec
+
+    return _open(IndexSpec.of(config))
 
 
 def active_config() -> RAGConfig:
-    """The user's active configuration (session state), starting from the saved ``default`` if any."""
-    if ACTIVE_CONFIG_KEY not in st.session_state:
+    """The active configuration, the same for every session and instance (stored; survives a restart); before
+    one is stored, the session's (set by a test) or the saved ``default``."""
+    try:
+        stored = active_store().config()
+    except Exception as e:  # the server holding it is down: this session's copy still works
+        log.warning("active configuration unreadable (%s); using this session's", e)
+        stored = None
+    if stored is not None:
+        st.session_state[ACTIVE_CONFIG_KEY] = stored
+    elif ACTIVE_CONFIG_KEY not in st.session_state:
         from rag_core.bootstrap import default_config
 
         st.session_state[ACTIVE_CONFIG_KEY] = default_config(settings())
@@ -98,7 +147,12 @@ def active_config() -> RAGConfig:
 
 
 def set_active_config(config: RAGConfig) -> None:
+    """Make ``config`` the active configuration for every session, saved under its name (``activestate.activate``)."""
+    from rag_core.activestate import activate
+
+    previous = active_config()
     st.session_state[ACTIVE_CONFIG_KEY] = config
+    guarded(lambda: activate(settings(), config, previous=previous), "Saving the active configuration")
 
 
 def active_index():
@@ -165,17 +219,30 @@ def config_badge(where=st.sidebar) -> None:
 
 
 def index_line(config: RAGConfig) -> str:
-    """What the active index holds and was built with (a re-index job for it shows as building)."""
+    """What the index serving ``config`` holds and was built with, and a re-index building beside it."""
+    from rag_core.activestate import IndexSpec
     from rag_core.jobs import runner_for
 
-    c = config.chunking
-    built = f"{c.strategy} {c.max_tokens} tok, overlap {c.overlap} · {config.embedding.embedder}"
-    name = config.collection_name()
-    building = [job for job in runner_for(settings().data_dir).active() if job.collection == name]
     try:
-        index = index_for(config)
+        spec = index_spec(config)
+        reindex = serving_pointer().reindex if config.index_key() == active_config().index_key() else None
+    except Exception as e:  # the badge never breaks a page; the page itself reports the problem
+        return f"**Index**: unavailable ({type(e).__name__})."
+    name = spec.collection
+    runner = runner_for(settings().data_dir)
+    building = [job for job in runner.active() if job.collection == name]
+    try:
+        index = _open(spec)
         n_docs, n_chunks = len(index.documents()), sum(index.count().values())
     except Exception as e:  # the badge never breaks a page; the page itself reports the problem
         return f"**Index** `{name}`: unavailable ({type(e).__name__})."
     progress = f"building, {building[0].counts()['indexed']}/{len(building[0].files)} done · " if building else ""
-    return f"**Index** `{name}`: {progress}{n_docs} docs, {n_chunks} chunks · built with {built}"
+    line = f"**Index** `{name}`: {progress}{n_docs} docs, {n_chunks} chunks · built with {spec.describe()}"
+    if reindex is not None:
+        job = runner.get(reindex.job)
+        done = f", {job.counts()['indexed'] + job.counts()['unchanged']}/{len(job.files)} done" if job else ""
+        line += (f" · re-indexing with {reindex.target.describe()}{done}; searches use this index until the new "
+                 "one is complete")
+    elif spec.collection != IndexSpec.of(config).collection:
+        line += f" · the configuration asks for {IndexSpec.of(config).describe()}: re-index on the Chunk Explorer"
+    return line

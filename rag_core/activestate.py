@@ -1,0 +1,237 @@
+"""The active configuration and the index serving it, stored once for every session, instance and restart.
+
+Two records: ``config`` (the active ``RAGConfig``) and ``index`` (an ``IndexPointer``: the collection searches use,
+what it was built with, and a re-index building beside it). They live in ``<data_dir>/active/`` as JSON written
+atomically, or, with a Chroma server, as ``active/config`` and ``active/index`` records in ``studio-meta`` so every
+instance reads the same. Searches follow the pointer; it moves only when a re-index completed (``rag_core.reindex``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from filelock import FileLock
+from pydantic import BaseModel, ValidationError
+
+from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
+from rag_core.documents import atomic_write_text
+
+if TYPE_CHECKING:
+    from rag_core.stores.shared import SharedRecords
+
+log = logging.getLogger(__name__)
+
+_locks: dict[str, tuple[threading.RLock, FileLock]] = {}
+_locks_guard = threading.Lock()
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class IndexSpec(BaseModel):
+    """One index: its collection name and what it is (or is being) built with."""
+
+    collection: str
+    chunking: ChunkingConfig
+    embedding: EmbeddingConfig
+
+    @classmethod
+    def of(cls, config: RAGConfig) -> IndexSpec:
+        # from plain data: a module reloaded by Streamlit's file watcher has new classes, which pydantic refuses
+        return cls(collection=config.collection_name(), chunking=config.chunking.model_dump(),
+                   embedding=config.embedding.model_dump())
+
+    def config(self) -> RAGConfig:
+        """A configuration with this index's chunking and embedder (the rest at defaults)."""
+        return RAGConfig(chunking=self.chunking.model_dump(), embedding=self.embedding.model_dump())
+
+    def describe(self) -> str:
+        c = self.chunking
+        return f"{c.strategy} {c.max_tokens} tok, overlap {c.overlap} · {self.embedding.embedder}"
+
+
+class Reindex(BaseModel):
+    """A re-index building ``target`` beside the serving index, as the background job ``job``."""
+
+    job: str
+    target: IndexSpec
+    started: str
+    target_existed: bool = False  # the target held documents before: a failed re-index leaves it, else removes it
+    host: str = ""
+    pid: int = 0
+
+
+class IndexPointer(BaseModel):
+    """Which index serves the active configuration's searches, and the re-index replacing it (if any)."""
+
+    serving: IndexSpec
+    reindex: Reindex | None = None
+    generation: int = 0  # moves on every change of the serving index: caches of opened indexes key on it
+    changed: str = ""
+    note: str = ""  # how the last re-index ended, in words (e.g. why the serving index was kept)
+
+
+def _locks_of(root: Path) -> tuple[threading.RLock, FileLock]:
+    """One thread lock and one (re-entrant) file lock per records folder and process."""
+    key = str(root.resolve())
+    with _locks_guard:
+        if key not in _locks:
+            _locks[key] = (threading.RLock(), FileLock(str(root / ".lock")))
+        return _locks[key]
+
+
+class ActiveStore:
+    """The two records; ``locked()`` serialises read-modify-write of the pointer (threads and local processes)."""
+
+    def __init__(self, data_dir: Path | str, shared: SharedRecords | None = None) -> None:
+        self.root = Path(data_dir) / "active"
+        self._shared = shared
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> ActiveStore:
+        """On the Chroma server when one is configured, else in the data folder."""
+        if not settings.chroma_host:
+            return cls(settings.data_dir)
+        from rag_core.stores.shared import SharedRecords, meta_records
+
+        return cls(settings.data_dir, SharedRecords(meta_records(settings), "active"))
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        thread_lock, file_lock = _locks_of(self.root)
+        with thread_lock, file_lock:
+            yield
+
+    def _read(self, key: str) -> str | None:
+        if self._shared is not None:
+            return self._shared.get(key)
+        path = self.root / f"{key}.json"
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def _write(self, key: str, text: str) -> None:
+        if self._shared is not None:
+            self._shared.put(key, text)
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.root / f"{key}.json", text)
+
+    def config(self) -> RAGConfig | None:
+        """The stored active configuration; None when none was stored (or the record is unreadable)."""
+        text = self._read("config")
+        if text is None:
+            return None
+        try:
+            return RAGConfig.model_validate_json(text)
+        except ValidationError as e:
+            log.warning("stored active configuration unreadable (%s); using the default", e)
+            return None
+
+    def save_config(self, config: RAGConfig) -> None:
+        self._write("config", config.model_dump_json(indent=2))
+
+    def pointer(self) -> IndexPointer | None:
+        text = self._read("index")
+        if text is None:
+            return None
+        try:
+            return IndexPointer.model_validate_json(text)
+        except ValidationError as e:
+            log.warning("stored index pointer unreadable (%s); serving the active configuration's index", e)
+            return None
+
+    def save_pointer(self, pointer: IndexPointer) -> None:
+        self._write("index", pointer.model_dump_json(indent=2))
+
+
+def active_config(settings: Settings, store: ActiveStore | None = None) -> RAGConfig:
+    """The stored active configuration; before one is stored, the saved ``default`` (or the built-in defaults)."""
+    from rag_core.bootstrap import default_config
+
+    return (store or ActiveStore.for_settings(settings)).config() or default_config(settings)
+
+
+def _job_is_over(reindex: Reindex, data_dir: Path) -> bool:
+    """Whether the re-index job can no longer finish (its process died; its status says it ended)."""
+    from rag_core.jobs import runner_for
+
+    status = runner_for(data_dir).get(reindex.job)
+    if status is not None:
+        return not status.active
+    if reindex.host != socket.gethostname():
+        return False  # another machine's job: its instance finishes it
+    try:
+        os.kill(reindex.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def pointer(settings: Settings, config: RAGConfig | None = None, store: ActiveStore | None = None) -> IndexPointer:
+    """The serving index; before one is stored, ``config``'s (the active configuration's) own index.
+
+    A re-index whose job can never finish (the app stopped while it ran) is dropped here: the serving index stays.
+    """
+    store = store or ActiveStore.for_settings(settings)
+    found = store.pointer()
+    if found is None:
+        return IndexPointer(serving=IndexSpec.of(config or active_config(settings, store)))
+    if found.reindex is not None and _job_is_over(found.reindex, Path(settings.data_dir)):
+        with store.locked():
+            found = store.pointer() or found
+            if found.reindex is not None and _job_is_over(found.reindex, Path(settings.data_dir)):
+                from rag_core.reindex import drop_target
+
+                dropped = drop_target(settings, found.reindex, found)
+                found = found.model_copy(update={"reindex": None, "changed": now(),
+                                                 "generation": found.generation + int(dropped),
+                                                 "note": "The re-index stopped with the app; the index was kept."})
+                store.save_pointer(found)
+    return found
+
+
+def activate(settings: Settings, config: RAGConfig, *, save: bool = True,
+             previous: RAGConfig | None = None) -> IndexPointer:
+    """Make ``config`` the active configuration for everyone (and save it under its name when ``save``);
+    ``previous`` is the active configuration the caller saw (until one is stored, its index serves).
+
+    Settings that keep the chunking and embedder keep the serving index. Other ones (another saved configuration
+    loaded) serve that configuration's own index, as before, and a re-index building something else is cancelled.
+    """
+    from rag_core.configstore import ConfigStore
+    from rag_core.jobs import runner_for
+
+    store = ActiveStore.for_settings(settings)
+    with store.locked():
+        previous = store.config() or previous or active_config(settings, store)
+        current = pointer(settings, previous, store)
+        if save:
+            ConfigStore.for_settings(settings).save(config)
+        store.save_config(config)
+        if config.index_key() == previous.index_key() and store.pointer() is not None:
+            return current
+        pending = current.reindex
+        if pending is not None and pending.target.collection == config.collection_name():
+            return current  # the re-index already builds this configuration's index
+        if pending is not None:
+            runner_for(settings.data_dir).cancel(pending.job)
+        spec = IndexSpec.of(config)
+        moved = spec != current.serving
+        updated = IndexPointer(serving=spec.model_dump(), generation=current.generation + int(moved),
+                               changed=now() if moved else current.changed)
+        store.save_pointer(updated)
+        return updated
