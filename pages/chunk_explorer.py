@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import ChunkingConfig
-from ui import explorer_view, state
+from ui import explorer_link, explorer_view, state
 from ui.explorer_view import GRANULARITY_OPTIONS, VIEWS, chunked, pick
 from ui.router import halt, through_app
 from ui.state import KEEP
+from ui.units import human_size
 
 through_app()
 
@@ -18,8 +19,7 @@ prefill = state.take_prefill("explorer")
 if prefill.get("strategy_b"):
     st.session_state["explorer_view"] = "A/B compare"
     st.session_state["b_strategy"] = "structure" if prefill["strategy_b"] == "structure" else "fixed"
-if prefill.get("chunk_id"):
-    st.session_state["explorer_selected"] = prefill["chunk_id"]
+link = explorer_link.take(prefill)  # a citation or a shared link: one chunk, with its index's settings
 
 docs = state.guarded(lambda: state.document_store().list(), "Listing documents") or []
 if not docs:
@@ -33,8 +33,10 @@ if not docs:
             st.rerun()
     halt()
 
-names = {d.id: f"{d.name} · {d.doc_type} · {d.size / 1024:.1f} KB" for d in docs}
+names = {d.id: f"{d.name} · {d.doc_type} · {human_size(d.size)}" for d in docs}
 ids = list(names)
+if link is not None:
+    explorer_link.apply(link, names, state.active_config().chunking, explorer_view.overlap_limit)
 if prefill.get("doc_id") in names:
     st.session_state["explorer_doc"] = prefill["doc_id"]
 doc_id = st.selectbox("Document", ids, format_func=names.get, key="explorer_doc", persist_state=KEEP)
@@ -44,12 +46,6 @@ if doc is None:
     halt()
 
 defaults = state.active_config().chunking
-if prefill.get("chunk_id"):  # show the granularity the pre-filled chunk lives at
-    prefilled = state.guarded(lambda: chunked(doc.id, defaults.strategy, defaults.max_tokens, defaults.overlap),
-                              "Chunking")
-    target = next((c for c in (prefilled or ([], {}))[0] if c.id == prefill["chunk_id"]), None)
-    if target is not None and target.granularity in GRANULARITY_OPTIONS:
-        st.session_state["explorer_granularity"] = target.granularity
 with st.sidebar:
     st.subheader("Configuration A")
     strategy, max_tokens, overlap = explorer_view.config_controls("a", defaults)
@@ -62,7 +58,8 @@ with st.sidebar:
     tuned = ChunkingConfig(strategy=strategy, max_tokens=max_tokens, overlap=overlap)
     if st.button("Use these settings", key="explorer_apply", type="primary", disabled=tuned == defaults,
                  help="Save this chunking into the active configuration and re-index every document with it "
-                      "(a background job; searches use the current index until it is done)."):
+                      "(a background job building a new index beside the current one; searches use the current index "
+                      "until the new one is complete, then switch to it)."):
         state.guarded(lambda: explorer_view.use_settings(tuned), "Applying the chunking")
         st.rerun()
     if tuned == defaults:
@@ -76,6 +73,7 @@ shown = pick(all_chunks, granularity)
 selected = st.session_state.get("explorer_selected")
 view = st.radio("View", VIEWS, horizontal=True, key="explorer_view", label_visibility="collapsed",
                 persist_state=KEEP)
+explorer_link.show_note()
 
 if view == "Source":
     explorer_view.render_source(doc, all_chunks, shown, granularity, color_by, selected)

@@ -11,7 +11,7 @@ through_app()
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 
-st.title("🔬 Retrieval Lab")
+st.title(":material/science: Retrieval Lab")
 config = state.active_config()
 prefill = state.take_prefill("lab")
 if prefill.get("query"):
@@ -29,6 +29,7 @@ if new is not None and new != config.retrieval:
 
 query = st.text_input("Query", key=QUERY_KEY, placeholder="e.g. How do I rotate the API key?")
 clicked = st.button("Search", type="primary")
+engineer = retrieval_view.engineer_toggle()
 index = state.guarded(lambda: state.index_for(config), "Opening the index")
 if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
     st.info(state.empty_index_message())
@@ -47,5 +48,5 @@ elif index is not None:
         st.warning("Type a query first.")
     result = st.session_state.get(RESULT_KEY)
     if result is not None:
-        retrieval_view.render_result(result)
-        retrieval_view.why_not(retriever, result)
+        retrieval_view.render_result(result, engineer)
+        retrieval_view.why_not(retriever, result, engineer)

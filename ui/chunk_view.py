@@ -157,7 +157,12 @@ def _plain_label(text: str, words: int = 6) -> str:
     """A short one-line label from document text; ``<``/``>`` swapped so Plotly never reads markup in it."""
     parts = text.split()
     short = " ".join(parts[:words]) + (" …" if len(parts) > words else "")
-    return short.replace("<", "‹").replace(">", "›").replace("&", "＆")
+    return short.replace("<", "‹").replace(">", "›")  # (plot_text escapes &: Plotly shows it as typed)
+
+
+def part_label(chunk: Chunk) -> str:
+    """``part 4 of 22`` for a document or section stored as consecutive parts (see ``rag_core.chunking``)."""
+    return f"part {chunk.metadata['part']} of {chunk.metadata['parts']}"
 
 
 def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
@@ -176,11 +181,11 @@ def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
             body = "\n".join(line for line in c.text.splitlines() if not line.lstrip().startswith("#"))
             label = f"¶ {_plain_label(body.strip() or c.text)}"
         elif c.granularity == "section":
-            label = _plain_label(c.heading_path[-1], 10) if c.heading_path else "section"
+            label = _plain_label(c.heading_path[-1], 10) if c.heading_path else "Section"
             if c.metadata.get("parts"):
-                label += f" ({c.metadata['part']}/{c.metadata['parts']})"
-        else:
-            label = "document" + (f" ({c.metadata['part']}/{c.metadata['parts']})" if c.metadata.get("parts") else "")
+                label += f" · {part_label(c)}"
+        else:  # a document stored as consecutive parts: "Part 4 of 22" under the document's name
+            label = part_label(c).capitalize() if c.metadata.get("parts") else "Whole document"
         labels.append(label)
         values.append(c.tokens if c.granularity == "paragraph" else 0)
         hover.append(_plain_label(f"{c.granularity} · {c.chunk_type} · {c.tokens} tokens · {c.heading or '(top)'}",

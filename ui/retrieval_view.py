@@ -9,8 +9,8 @@ import streamlit as st
 
 from rag_core.config import RetrievalConfig
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, RETRIEVAL_STRATEGIES
+from ui import engineer, explorer_link, state
 from ui import hits as hit_view
-from ui import state
 from ui.text import md_inert
 
 KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"
@@ -84,7 +84,7 @@ def iterations_frame(result) -> pd.DataFrame:
         "decision": it.decision, "why": it.decision_reason, "ms": round(it.elapsed_ms, 1)} for it in result.iterations])
 
 
-def why_not(retriever, result) -> None:
+def why_not(retriever, result, engineer: bool = False) -> None:
     from rag_core.retrieval.diagnose import explain_missing, find_chunks
 
     st.subheader("Why not retrieved?")
@@ -101,45 +101,96 @@ def why_not(retriever, result) -> None:
         return
     (st.success if why.removed_by is None else st.warning)(md_inert(why.verdict))
     scope = "last pass's filters" if why.scope == "filtered" else "whole index"
-    st.dataframe(pd.DataFrame([{"retriever": name, f"rank ({scope})": why.ranks.get(name),
-                                "raw score": why.scores.get(name), "RRF contribution": why.rrf_contributions.get(name)}
-                               for name in ("vector", "keyword", "fused")]), hide_index=True)
+    ranks = [{"retriever": name, f"rank ({scope})": why.ranks.get(name), "raw score": why.scores.get(name),
+              "RRF contribution": why.rrf_contributions.get(name)} for name in ("vector", "keyword", "fused")]
+    if not engineer:  # raw scores and the fusion's arithmetic are engineer details
+        ranks = [{k: v for k, v in row.items() if k in ("retriever", f"rank ({scope})")} for row in ranks]
+    st.dataframe(pd.DataFrame(ranks), hide_index=True)
     st.dataframe(pd.DataFrame([{"step": c.step, "passed": c.passed, "detail": c.detail} for c in why.checks]),
                  hide_index=True)
 
 
-def render_result(result) -> None:
-    """Route, intent, confidence and time; the hits (a table and the texts highlighted); every iteration and its
-    confidence; the formatted context."""
+def engineer_toggle() -> bool:
+    """The one switch for engineer details (raw scores and ranks, chunk ids, iterations, token accounting)."""
+    return engineer.toggle()
+
+
+def _metrics(result) -> None:
     cols = st.columns(4)
     cols[0].metric("Route", result.route)
     cols[1].metric("Intent", result.intent)
-    cols[2].metric("Confidence", f"{result.confidence:.2f}")
+    if result.hits and all(hit_view.rank_only(h) for h in result.hits):
+        cols[2].metric("Query terms found (top 3)", f"{result.confidence:.0%}",
+                       help="Keyword search has no relevance scale: this is the share of the query's terms the top "
+                            "hits contain, not a confidence that they answer it.")
+    else:
+        cols[2].metric("Confidence", f"{result.confidence:.2f}", help="Mean relevance of the top 3 hits (0–1).")
     cols[3].metric("Time", f"{result.elapsed_ms:.0f} ms")
-    st.text(f"Why {result.route}: {result.route_reason}\nSearched for: {result.rewritten_query}")
+
+
+def _hits(result, engineer: bool) -> None:
+    dropped = sum(len(it.below_min_score) for it in result.iterations)
+    note = hit_view.relevance_note(result)
+    if dropped or engineer:
+        note += f" Min relevance {result.config.get('min_score', 0.0)} dropped {dropped} hit(s)."
+    if engineer:
+        note += " Raw scores are each retriever's own scale (cosine, BM25, RRF)."
+    st.caption(note)
+    ordered = hit_view.in_relevance_order(result.hits)
+    raw = {f"{name} raw": st.column_config.NumberColumn(f"{name} raw", format="%.3f")
+           for name in hit_view.RETRIEVERS} if engineer else {}
+    st.dataframe(hit_view.hits_frame(result, engineer), hide_index=True, column_config={
+        "#": st.column_config.NumberColumn("#", help="rank: the order the search returned the hits in"),
+        "relevance": st.column_config.ProgressColumn(
+            "relevance" if ordered else "relevance (not the order)", min_value=0.0, max_value=1.0, format="%.2f",
+            help="calibrated confidence, 0–1" + ("" if ordered else "; the hits are listed by rank (#), not by it")),
+        "query terms": st.column_config.TextColumn(
+            "query terms", help="how many of the query's terms the hit contains (keyword search: rank only)"),
+        "heading": st.column_config.TextColumn("heading", width="medium"),
+        "text": st.column_config.TextColumn("text", width="large"), **raw})
+    with st.expander(f"Hit texts with the query's terms highlighted ({len(result.hits)})", expanded=True):
+        st.html("".join(hit_view.hit_card_html(i, hit, result.rewritten_query, engineer)
+                        for i, hit in enumerate(result.hits, start=1)))
+    _open_hit(result)
+
+
+def _open_hit(result) -> None:
+    """A hit in its document: the Chunk Explorer's Source view on it, chunked with the index's settings."""
+    labels = {i: f"#{i} · {hit.source_name or hit.chunk.doc_id} › {hit.chunk.heading or '(top)'}"
+              for i, hit in enumerate(result.hits, start=1)}
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    number = left.selectbox("See a hit in its document", list(labels), format_func=labels.get, key="lab_open_hit")
+    if right.button("Open in Chunk Explorer", key="lab_open_hit_button", width="stretch") and number in labels:
+        hit = result.hits[number - 1]
+        explorer_link.open_chunk(hit.chunk.doc_id, hit.chunk.id)
+
+
+def render_result(result, engineer: bool = False) -> None:
+    """Route, intent, confidence and time; the hits (a table and the texts highlighted); the formatted context;
+    with ``engineer``, the route's reason, raw scores, every iteration and its confidence, and token accounting."""
+    _metrics(result)
+    if engineer:
+        st.text(f"Why {result.route}: {result.route_reason}\nSearched for: {result.rewritten_query}")
+    elif result.rewritten_query.strip() != result.query.strip():
+        st.caption(f"Searched for: {md_inert(result.rewritten_query)}")
     if not result.hits:
         st.info("No hits: try another strategy, a lower min score or a wider granularity.")
     else:
-        dropped = sum(len(it.below_min_score) for it in result.iterations)
-        st.caption(f"Relevance is the calibrated confidence (0–1, comparable across strategies); raw scores "
-                   f"are each retriever's own scale (cosine, BM25, RRF). Min relevance "
-                   f"{result.config.get('min_score', 0.0)} dropped {dropped} hit(s).")
-        raw = {f"{name} raw": st.column_config.NumberColumn(f"{name} raw", format="%.3f")
-               for name in hit_view.RETRIEVERS}
-        st.dataframe(hit_view.hits_frame(result), hide_index=True, column_config={
-            "relevance": st.column_config.ProgressColumn("relevance", min_value=0.0, max_value=1.0,
-                                                         format="%.2f", help="calibrated confidence"),
-            "heading": st.column_config.TextColumn("heading", width="medium"),
-            "text": st.column_config.TextColumn("text", width="large"), **raw})
-        with st.expander(f"Hit texts with the query's terms highlighted ({len(result.hits)})", expanded=True):
-            st.html("".join(hit_view.hit_card_html(i, hit, result.rewritten_query)
-                            for i, hit in enumerate(result.hits, start=1)))
-    st.subheader("Iterations")
-    st.dataframe(iterations_frame(result), hide_index=True)
-    st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))
+        _hits(result, engineer)
+    passes = len(result.iterations)
+    if engineer:
+        st.subheader("Iterations")
+        st.dataframe(iterations_frame(result), hide_index=True)
+        st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))
+    elif passes > 1:
+        st.caption(f"Searched {passes} times, widening the search while the hits were not confident enough "
+                   "(Engineer details shows each pass).")
     st.subheader("Formatted context")
     ctx = result.context
-    st.progress(min(ctx.tokens / ctx.budget, 1.0), text=f"{ctx.tokens} of {ctx.budget} tokens")
-    st.text(f"{len(ctx.included)} included, {len(ctx.truncated)} truncated, {len(ctx.dropped)} dropped; "
-            f"de-dup removed {len(result.dedup.dropped)} chunk(s), {result.dedup.tokens_saved} tokens saved")
+    if engineer:
+        st.progress(min(ctx.tokens / ctx.budget, 1.0), text=f"{ctx.tokens} of {ctx.budget} tokens")
+        st.text(f"{len(ctx.included)} included, {len(ctx.truncated)} truncated, {len(ctx.dropped)} dropped; "
+                f"de-dup removed {len(result.dedup.dropped)} chunk(s), {result.dedup.tokens_saved} tokens saved")
+    else:
+        st.caption(f"{len(ctx.included)} passage(s) in the context, within its token budget.")
     st.code(ctx.text or "(empty)", language=None)

@@ -9,6 +9,10 @@ make the browser fetch a URL (``![pixel](http://host/beacon?q=secret)``). Every 
   as text, and links kept only for http(s), marked with ↗ and the host; anything else becomes inert text;
 - ``md_inert``: a message (an error naming a file or a value) with only what could be active escaped;
 - ``plot_text``: a label or hover text in a Plotly chart, which renders a subset of HTML (``<a href>``).
+
+``links_as_text`` goes first where document text is quoted (hits, quotes in answers): a link reads as its text,
+not as ``[text](../../guide.md#git)`` or ``[text][REF]``, and ``[REF]: url`` definition lines are left out. The
+stored chunk text stays raw Markdown (retrieval and the benchmarks' span matching read it); this is display only.
 """
 
 from __future__ import annotations
@@ -35,6 +39,17 @@ _LITERAL_LINK = re.compile(r"<[a-z][a-z0-9+.-]{1,31}:[^\x00-\x20<>]*>"
                            r"|(?:[a-z][a-z0-9+.-]{0,31}://|www\.)[^\s<>`]*"
                            r"|[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 _SAFE_SCHEMES = ("http", "https")
+# Links in quoted document text (see ``links_as_text``). A label may hold one level of brackets; reference-style
+# forms need a non-word character before them, so code-like ``x[i][j]`` in prose stays as written.
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_DEFINITION_LINE = re.compile(r"^ {0,3}\[((?:[^\[\]\\\n]|\\.){1,999})\]:(?:[ \t]+\S.*)?[ \t]*$")
+_BACKTICKS = re.compile(r"`+")
+_LINK_LABEL = r"\[((?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])+)\]"
+_LINK = re.compile(r"(?<![\\!\]])" + _LINK_LABEL
+                   + r"(?:\(\s*(<[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
+                     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+                   + r"|\[([^\[\]\n]*)\])?")
+_CHUNK_ID = re.compile(r"[0-9a-f]{16}")
 
 
 def _outside_literals(text: str, escape) -> str:
@@ -97,6 +112,13 @@ def safe_link(url: str) -> str | None:
     return url.strip()
 
 
+def _has_scheme(href: str) -> bool:
+    try:
+        return bool(urlsplit(href.strip()).scheme) or href.strip().startswith("//")
+    except ValueError:
+        return True
+
+
 def _render_text(node: RenderTreeNode, context: RenderContext) -> str:
     text = _escape_run(node.content)
     # A URL's code span beside inline code: a space keeps their backticks from merging into one unpaired run.
@@ -126,7 +148,9 @@ def _render_link(node: RenderTreeNode, context: RenderContext) -> str:
     href = str(node.attrs.get("href", ""))
     label = "".join(child.render(context) for child in node.children) if node.info != "auto" else _escape_run(href)
     url = safe_link(href)
-    if url is None:  # javascript:, data:, relative or file links: the label and the target, as text
+    if url is None and _plain(node).strip() and not _has_scheme(href):  # a relative link ("../guide.md#git")
+        return label  # reads as its text: the target means nothing outside the documents' own site
+    if url is None:  # javascript:, data: or file links: the label and the target, as text
         return f"{label} {_code(href)}" if _plain(node).strip() != href.strip() else _code(href)
     host = urlsplit(url).hostname or ""
     destination = "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
@@ -206,3 +230,86 @@ def safe_markdown(text: str) -> str:
     except Exception:  # a parser bug must not show the raw text: fall back to fully escaped
         return md_escape(text)
     return rendered if _is_inert(rendered) else md_escape(text)
+
+
+def _reference_key(label: str) -> str:
+    return " ".join(label.split()).casefold()
+
+
+def _mask_code_spans(text: str) -> str:
+    """``text`` with every code span (a backtick run up to the next run of the same length) blanked out, in
+    linear time (a regex that looks ahead for each run's closer is quadratic on many unpaired runs)."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    closer: list[int | None] = [None] * len(runs)
+    last_of_length: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        length = runs[i][1] - runs[i][0]
+        closer[i] = last_of_length.get(length)
+        last_of_length[length] = i
+    parts, last, i = [], 0, 0
+    while i < len(runs):
+        j = closer[i]
+        if j is None:  # no closer: literal backticks
+            i += 1
+            continue
+        start, end = runs[i][0], runs[j][1]
+        parts += [text[last:start], "\x1a" * (end - start)]
+        last, i = end, j + 1
+    return "".join([*parts, text[last:]])
+
+
+def _links_in_run(text: str, defined: set[str], inline: bool) -> str:
+    """One stretch of text outside code fences: its links as their labels (code spans are left as they are)."""
+    masked = _mask_code_spans(text)
+    out, last = [], 0
+    for match in _LINK.finditer(masked):
+        label = text[match.start(1):match.end(1)]
+        destination, reference = match.group(2), match.group(3)
+        before = masked[match.start() - 1] if match.start() else ""
+        if destination is not None:
+            keep = not inline
+        elif reference is not None:  # [text][ref] or [text][]
+            keep = (before.isalnum() or before == "_" or bool(_CHUNK_ID.fullmatch(reference))
+                    or (not reference and _reference_key(label) not in defined))
+        else:  # [text]: a link only when the text defines it
+            keep = _reference_key(label) not in defined
+        if keep:
+            continue
+        out += [text[last:match.start()], label]
+        last = match.end()
+    return "".join([*out, text[last:]])
+
+
+def links_as_text(text: str, inline: bool = True) -> str:
+    """Document Markdown with its links read as their text: ``[text](url)`` (when ``inline``), ``[text][ref]``,
+    ``[text][]`` and ``[text]`` with a definition become ``text``; ``[ref]: url`` lines are left out. Code fences and
+    code spans are left as written. ``inline=False`` leaves inline links to ``safe_markdown``, which keeps http(s)
+    ones clickable."""
+    lines = str(text).split("\n")
+    defined = {_reference_key(m.group(1)) for line in lines if (m := _DEFINITION_LINE.match(line))}
+    kept: list[str] = []
+    runs: list[tuple[bool, list[str]]] = []  # (inside a fence, lines)
+    fence = ""
+    for line in lines:
+        opening = _FENCE_LINE.match(line)
+        if fence:
+            runs[-1][1].append(line)
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip()[len(opening.group(1)):].strip():
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            runs.append((True, [line]))
+            continue
+        if _DEFINITION_LINE.match(line):
+            continue
+        if not runs or runs[-1][0]:
+            runs.append((False, []))
+        if not line.strip() and runs[-1][1] and not runs[-1][1][-1].strip():
+            continue  # one blank line where definitions left several
+        runs[-1][1].append(line)
+    for in_fence, run in runs:
+        joined = "\n".join(run)
+        kept.append(joined if in_fence else _links_in_run(joined, defined, inline))
+    return "\n".join(kept)

@@ -29,6 +29,7 @@ from rag_core.loaders.detect import (
     zip_kind,
 )
 from rag_core.loaders.formats import Converted, convert_csv, convert_docx
+from rag_core.loaders.front_matter import split_front_matter
 from rag_core.loaders.html import html_to_markdown
 from rag_core.loaders.pdf import convert_pdf
 from rag_core.types import Document
@@ -100,6 +101,20 @@ def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
                      "per file (RAG_MAX_UPLOAD_MB); split it or raise the limit.")
 
 
+def _markdown(name: str, text: str) -> Converted:
+    """Markdown without its YAML front matter, which becomes metadata (its scalar values, ``title`` included)."""
+    front = split_front_matter(name, text)
+    metadata: dict = {}
+    if front.metadata:
+        metadata["front_matter"] = front.metadata
+        title = front.metadata.get("title")
+        if isinstance(title, str | int | float) and not isinstance(title, bool) and str(title).strip():
+            metadata["title"] = str(title).strip()
+    if not front.text.strip() and front.metadata:
+        raise LoadError(f"{name}: holds only YAML front matter, no text to index.")
+    return Converted(front.text, metadata, [front.warning] if front.warning else [])
+
+
 def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:
     """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input.
 
@@ -145,6 +160,8 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
         elif doc_type == "csv":
             converted = convert_csv(name, text, delimiter="\t" if extension(name) == ".tsv" else None,
                                     max_rows=_settings().max_csv_rows)
+        elif doc_type == "markdown":
+            converted = _markdown(name, text)
         else:
             converted = Converted(text)
     check_headings(name, converted.text, _settings().max_headings)
