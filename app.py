@@ -2,6 +2,7 @@
 
 import logging
 import os
+from pathlib import Path
 
 import streamlit as st
 
@@ -9,7 +10,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # Chroma: never phone ho
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-st.set_page_config(page_title="Agentic RAG Studio", page_icon="🧭", layout="wide")
+# A local favicon, set before the navigation: a Material icon as favicon (the pages' icons otherwise) is fetched
+# from Google's servers.
+FAVICON = Path(__file__).parent / "ui" / "assets" / "favicon.svg"
+st.set_page_config(page_title="Agentic RAG Studio", page_icon=str(FAVICON), layout="wide")
 
 from ui.jobs import sidebar_jobs  # noqa: E402
 from ui.router import routing  # noqa: E402
@@ -18,23 +22,22 @@ from ui.state import PAGES, config_badge  # noqa: E402  (after set_page_config)
 navigation = st.navigation(
     {
         "Studio": [
-            st.Page(PAGES["home"], title="Home", icon="🏠", default=True),
-            st.Page(PAGES["documents"], title="Documents", icon="📄"),
-            st.Page(PAGES["explorer"], title="Chunk Explorer", icon="🧩"),
+            st.Page(PAGES["home"], title="Home", icon=":material/home:", default=True),
+            st.Page(PAGES["documents"], title="Documents", icon=":material/description:"),
+            st.Page(PAGES["explorer"], title="Chunk Explorer", icon=":material/view_agenda:"),
         ],
         "Retrieval": [
-            st.Page(PAGES["lab"], title="Retrieval Lab", icon="🔬"),
-            st.Page(PAGES["agent"], title="Agent Playground", icon="🤖"),
-            st.Page(PAGES["evaluate"], title="Evaluate", icon="📊"),
+            st.Page(PAGES["lab"], title="Retrieval Lab", icon=":material/science:"),
+            st.Page(PAGES["agent"], title="Agent Playground", icon=":material/smart_toy:"),
+            st.Page(PAGES["evaluate"], title="Evaluate", icon=":material/leaderboard:"),
         ],
     }
 )
-st.sidebar.markdown("### 🧭 Agentic RAG Studio")
+st.sidebar.markdown("### :material/explore: Agentic RAG Studio")
 badge = st.sidebar.container()
-jobs_panel = st.sidebar.container()
 try:
     with routing():  # a page that halts early still gets the sidebar below
         navigation.run()
 finally:  # drawn after the page, so it shows the configuration the page just changed (also after ui.router.halt)
     config_badge(badge)
-    sidebar_jobs(jobs_panel)
+    sidebar_jobs(st.sidebar.container())  # below the page's own sidebar controls: job cards never push them down

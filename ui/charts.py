@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -10,6 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from rag_core.evaluation.runner import KS, EvalRun
+from ui.text import plot_text
 
 LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "recall@5", "recall@10", "mrr",
                        "ndcg@10", "complete", "said_not_found", "false_not_found", "cited", "grounded",
@@ -17,46 +18,52 @@ LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "rec
 _LAYOUT = {"height": 340, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
 
 
-def leaderboard(run: EvalRun, sort_by: str = "ndcg@10") -> pd.DataFrame:
-    """One row per configuration × strategy, best ``sort_by`` first."""
+Labels = Mapping[str, str] | None  # configuration name → label (``rag_core.evaluation.labels``)
+
+
+def leaderboard(run: EvalRun, sort_by: str = "ndcg@10", labels: Labels = None) -> pd.DataFrame:
+    """One row per configuration × strategy, best ``sort_by`` first; configurations shown by their ``labels``."""
     frame = pd.DataFrame(run.summary)
     if frame.empty:
         return frame
+    frame["config"] = [(labels or {}).get(name, name) for name in frame["config"]]
     columns = [c for c in LEADERBOARD_COLUMNS if c in frame.columns]  # a run has the metrics it measured
     if sort_by in frame.columns:
         frame = frame.sort_values(sort_by, ascending=False, kind="stable")
     return frame[columns].reset_index(drop=True)
 
 
-def _series(row: dict[str, Any]) -> str:
-    return f"{row['config']} · {row['strategy']}"
+def _series(row: dict[str, Any], labels: Labels = None) -> str:
+    return f"{(labels or {}).get(row['config'], row['config'])} · {row['strategy']}"
 
 
-def metric_vs_k(run: EvalRun, metric: str = "hit") -> go.Figure:
+def metric_vs_k(run: EvalRun, metric: str = "hit", labels: Labels = None) -> go.Figure:
     """``hit@k`` or ``recall@k`` for k in 1, 3, 5, 10, one line per configuration × strategy."""
     if metric not in ("hit", "recall"):
         raise ValueError(f"metric must be 'hit' or 'recall', not '{metric}'")
-    rows = [{"series": _series(row), "k": k, metric: row.get(f"{metric}@{k}")} for row in run.summary for k in KS]
+    rows = [{"series": plot_text(_series(row, labels)), "k": k, metric: row.get(f"{metric}@{k}")} for row in run.summary
+            for k in KS]
     figure = px.line(pd.DataFrame(rows), x="k", y=metric, color="series", markers=True,
                      title=f"{metric}@k by configuration × strategy")
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05], xaxis={"tickvals": list(KS)})
     return figure
 
 
-def per_intent_bars(run: EvalRun, metric: str = "hit@5", by: str = "intent") -> go.Figure:
+def per_intent_bars(run: EvalRun, metric: str = "hit@5", by: str = "intent", labels: Labels = None) -> go.Figure:
     """``metric`` per intent (or per question ``type``); a group without the metric has no bar."""
     groups = run.by_type if by == "type" else run.by_intent
-    rows = [{"series": _series(row), by: row[by], metric: row[metric]} for row in groups if metric in row]
+    rows = [{"series": plot_text(_series(row, labels)), by: row[by], metric: row[metric]} for row in groups
+            if metric in row]
     figure = px.bar(pd.DataFrame(rows, columns=["series", by, metric]), x=by, y=metric, color="series",
                     barmode="group", title=f"{metric} per {by}")
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.05])
     return figure
 
 
-def tokens_vs_recall(run: EvalRun, metric: str = "recall@5") -> go.Figure:
+def tokens_vs_recall(run: EvalRun, metric: str = "recall@5", labels: Labels = None) -> go.Figure:
     """Mean context tokens against ``metric``: up and to the left is better."""
-    frame = pd.DataFrame([{"series": _series(r), "strategy": r["strategy"], "context tokens": r["context_tokens"],
-                           metric: r.get(metric)} for r in run.summary])
+    frame = pd.DataFrame([{"series": plot_text(_series(r, labels)), "strategy": r["strategy"],
+                           "context tokens": r["context_tokens"], metric: r.get(metric)} for r in run.summary])
     figure = px.scatter(frame, x="context tokens", y=metric, color="series", symbol="strategy",
                         title=f"context tokens vs {metric} (up-left is better)")
     figure.update_traces(marker={"size": 13})
@@ -64,7 +71,7 @@ def tokens_vs_recall(run: EvalRun, metric: str = "recall@5") -> go.Figure:
     return figure
 
 
-def questions_table(run: EvalRun, metric: str = "hit@5") -> pd.DataFrame:
+def questions_table(run: EvalRun, metric: str = "hit@5", labels: Labels = None) -> pd.DataFrame:
     """One row per question, one column per configuration × strategy holding ``metric``."""
     rows: dict[str, dict[str, Any]] = {}
     for record in run.records:
@@ -72,7 +79,7 @@ def questions_table(run: EvalRun, metric: str = "hit@5") -> pd.DataFrame:
                                                        "question": record["question"]})
         if record.get("type"):
             row["type"] = record["type"]
-        row[f"{record['config']} · {record['strategy']}"] = record["metrics"].get(metric)  # None: not measured
+        row[_series(record, labels)] = record["metrics"].get(metric)  # None: not measured
     return pd.DataFrame(list(rows.values()))
 
 

@@ -144,8 +144,8 @@ def bundle_panel(results) -> None:
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
     stored = runs.list_runs()  # cached until a run is saved or deleted, like the run itself below
     if stored:
-        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['id']}": r["id"]
-                  for r in stored}
+        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(runs.row_labels(r))} · {r['id']}":
+                  r["id"] for r in stored}
         picked = st.selectbox("Run to share", list(labels), key="bundle_run", persist_state=state.KEEP)
         run = state.guarded(lambda: runs.load_run(labels[picked]), "Stored run")
         include = st.checkbox("Include the documents (otherwise only their names)", value=True, key="bundle_docs",

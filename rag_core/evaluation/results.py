@@ -3,9 +3,9 @@
 With a Chroma server (``ResultsStore.for_settings``) runs and baselines are records on the server instead, so
 every app instance lists the same runs (see ``rag_core.stores.shared``).
 
-A baseline is the summary row of one configuration × strategy on one question set that a person chose to keep;
-a later run of the same configuration, strategy and question set that scores below it on any quality metric
-is a regression.
+A baseline is the summary row of one configuration × strategy on one question set that a person chose to keep,
+with its per-question scores; a later run of the same configuration, strategy and question set that scores below it
+on a quality metric by more than noise is a regression (the rule: ``rag_core.evaluation.regression``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rag_core.evaluation.regression import compare
 from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
 from rag_core.evaluation.schema import parse_run
 
@@ -48,7 +50,8 @@ def _headline(data: Any, stem: str) -> dict[str, Any]:
     return {"id": stem, "created": text(data.get("created")), "question_set": text(question_set.get("name")),
             "configs": [text(c.get("name"), "?") for c in configs if isinstance(c, dict)],
             "strategies": [text(s, "?") for s in strategies], "status": text(data.get("status"), "unreadable"),
-            "records": len(records), "label": text(data.get("label"))}
+            "records": len(records), "label": text(data.get("label")),
+            "config_settings": [c for c in configs if isinstance(c, dict)]}  # to label alike-named configurations
 
 
 def baseline_key(question_set: str, config: str, strategy: str) -> str:
@@ -190,7 +193,9 @@ class ResultsStore:
         if run.status != "complete":
             raise ValueError(f"run {run.id} is {run.status}; only a complete run can be a baseline")
         baseline = {"run_id": run.id, "created": run.created,
-                    "metrics": {m: row[m] for m in QUALITY_METRICS if m in row}}
+                    "metrics": {m: row[m] for m in QUALITY_METRICS if m in row},
+                    "scores": {m: question_scores(run.records, config, strategy, m) for m in QUALITY_METRICS
+                               if m in row}}
         baselines = self.baselines()
         baselines[baseline_key(run.question_set["name"], config, strategy)] = baseline
         self._save_baselines(baselines)
@@ -208,21 +213,61 @@ class ResultsStore:
             self._save_baselines(baselines)
 
     def regressions(self, run: EvalRun) -> list[dict[str, Any]]:
-        """Every metric of ``run`` below its saved baseline (same question set, configuration and strategy)."""
-        return find_regressions(run, self.baselines())
+        """Every metric of ``run`` below its saved baseline (same question set, configuration and strategy) by
+        more than noise."""
+        return find_regressions(run, self.baselines(), self.load)
+
+    def below_baseline(self, run: EvalRun) -> list[dict[str, Any]]:
+        """Every metric of ``run`` below its saved baseline, each with the verdict (``regression``) and its test."""
+        return compare_with_baselines(run, self.baselines(), self.load)
 
 
-def find_regressions(run: EvalRun, baselines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows (config, strategy, metric, baseline, current, delta) where ``run`` scores below a baseline."""
+def question_scores(records: list[dict[str, Any]], config: str, strategy: str, metric: str) -> dict[str, float]:
+    """Question id → ``metric`` of ``config`` × ``strategy`` in a run's records (questions without it left out)."""
+    return {r["question_id"]: r["metrics"][metric] for r in records
+            if r.get("config") == config and r.get("strategy") == strategy and r.get("question_id") is not None
+            and r.get("metrics", {}).get(metric) is not None}
+
+
+def _baseline_scores(baseline: dict[str, Any], config: str, strategy: str,
+                     load_run: Callable[[str], EvalRun] | None) -> dict[str, dict[str, float]]:
+    """Per-question scores of a baseline: kept with it, else read from its run while that run is stored."""
+    if isinstance(baseline.get("scores"), dict):  # read defensively: the baselines file may have been edited
+        return {m: {str(q): float(v) for q, v in s.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+                for m, s in baseline["scores"].items() if isinstance(s, dict)}
+    if load_run is None or not baseline.get("run_id"):
+        return {}
+    try:
+        records = load_run(baseline["run_id"]).records
+    except ValueError:  # the baseline's run was deleted or is unreadable
+        return {}
+    return {m: question_scores(records, config, strategy, m) for m in baseline.get("metrics", {})}
+
+
+def compare_with_baselines(run: EvalRun, baselines: dict[str, dict[str, Any]],
+                           load_run: Callable[[str], EvalRun] | None = None) -> list[dict[str, Any]]:
+    """Rows (config, strategy, metric, baseline, current, delta, questions, p_value, test, regression,
+    baseline_run) for every metric where ``run`` scores below a baseline."""
     found = []
     for row in run.summary:
         baseline = baselines.get(baseline_key(run.question_set["name"], row["config"], row["strategy"]))
         if not baseline or baseline.get("run_id") == run.id:
             continue
+        scores = None
         for metric, before in baseline.get("metrics", {}).items():
             now = row.get(metric)
-            if now is not None and now < before - _TOLERANCE:
-                found.append({"config": row["config"], "strategy": row["strategy"], "metric": metric,
-                              "baseline": before, "current": now, "delta": round(now - before, 4),
-                              "baseline_run": baseline.get("run_id")})
+            if now is None or now >= before - _TOLERANCE:
+                continue
+            if scores is None:
+                scores = _baseline_scores(baseline, row["config"], row["strategy"], load_run)
+            verdict = compare(metric, before, now, scores.get(metric),
+                              question_scores(run.records, row["config"], row["strategy"], metric))
+            found.append({"config": row["config"], "strategy": row["strategy"], **verdict.to_dict(),
+                          "baseline_run": baseline.get("run_id")})
     return found
+
+
+def find_regressions(run: EvalRun, baselines: dict[str, dict[str, Any]],
+                     load_run: Callable[[str], EvalRun] | None = None) -> list[dict[str, Any]]:
+    """The rows of ``compare_with_baselines`` that are regressions, not noise."""
+    return [row for row in compare_with_baselines(run, baselines, load_run) if row["regression"]]

@@ -192,7 +192,7 @@ def test_lab_settings_stick_and_the_sidebar_badge_follows(app_url, page):
 
 def test_agent_compare_view_is_not_cramped(app_url, page):
     """Side by side, the agent's charts were squeezed into half the page (the gauge's title clipped) and the
-    citation buttons were cut to '📎 metrics.csv ›…': only a browser lays this out."""
+    citation buttons were cut to 'metrics.csv ›…': only a browser lays this out."""
     _open(page, app_url, "Agent Playground")
     page.locator('[data-testid="stSidebar"]').get_by_text("Side by side: one-shot RAG vs agent").click()
     _settle(page)
@@ -208,7 +208,7 @@ def test_agent_compare_view_is_not_cramped(app_url, page):
     left = min(charts.nth(i).bounding_box()["x"] for i in range(2))
     right = max(charts.nth(i).bounding_box()["x"] + charts.nth(i).bounding_box()["width"] for i in range(2))
     assert right - left > 0.8 * main_width
-    citations = page.locator('[data-testid="stButton"] button').filter(has_text="📎")
+    citations = page.locator('[data-testid="stButton"] button').filter(has_text="attach_file")  # its icon
     assert citations.count() > 0
     for i in range(citations.count()):  # no label is cut by the button's width (its full text fits)
         cut = citations.nth(i).evaluate("b => [...b.querySelectorAll('p, div')].some(e => e.scrollWidth > "
@@ -243,7 +243,7 @@ def test_the_guided_demo_four_steps(app_url, page):
     assert overflow == 0, "a table in an answer runs past its column"
     _check_clean(page, "demo_3_agent")
     _home_step(page, app_url, "Open leaderboard")  # 4: the Results tab, with a leaderboard, at once
-    results_tab = page.get_by_role("tab", name="🏆 Results")
+    results_tab = page.get_by_role("tab", name="Results")
     assert results_tab.get_attribute("aria-selected") == "true"
     panel = page.locator('[role="tabpanel"]:visible')
     # With no run yet, one runs as a background job and the leaderboard appears when it ends.

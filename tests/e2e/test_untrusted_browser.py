@@ -227,7 +227,7 @@ def test_untrusted_text_never_reaches_out(app, page, beacon, tmp_path):
     _check(page, beacon, "documents")
 
     _open(page, "Evaluate")
-    page.get_by_role("tab", name="📦 Demo bundle").click()
+    page.get_by_role("tab", name="Demo bundle").click()
     page.locator('[data-testid="stFileUploader"]').filter(has_text="Bundle file").locator(
         '[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bundle))
     _settle(page)
@@ -236,7 +236,7 @@ def test_untrusted_text_never_reaches_out(app, page, beacon, tmp_path):
     assert "Imported run" in page.inner_text("body")
     _expand_all(page)
     _check(page, beacon, "evaluate_bundle")
-    page.get_by_role("tab", name="🏆 Results").click()
+    page.get_by_role("tab", name="Results").click()
     _settle(page)
     _expand_all(page)
     _check(page, beacon, "evaluate_results")
