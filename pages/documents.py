@@ -7,13 +7,13 @@ import streamlit as st
 
 from rag_core.loaders import sample_paths, supported_types
 from ui import documents_view, jobs, state
-from ui.documents_view import JOB_KEY, MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
+from ui.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
 from ui.router import halt, through_app
 from ui.text import md_inert
 
 through_app()
 
-st.title("📄 Documents")
+st.title(":material/description: Documents")
 settings, config = state.settings(), state.active_config()
 store = state.guarded(state.document_store, "Opening the document store")
 if store is None:
@@ -47,15 +47,14 @@ for picked, keep_folders in ((uploads, False), (folder, True)):
 if load_samples or prefill.get("load_samples"):
     paths = sample_paths()
     if paths:
-        documents_view.load_and_index(index, paths, "the sample documents")
+        documents_view.load_and_index(index, paths, "the sample documents", already="Samples already indexed")
     else:
         st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
 
 documents_view.ask_about_conflicts(index)
 for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
-if st.session_state.get(JOB_KEY):
-    jobs.job_details(st.session_state[JOB_KEY])
+documents_view.job_panels()  # every indexing job under way, not only the one this session started last
 
 docs = store.list()
 if store.unreadable:  # a stored file of the wrong shape (e.g. from an old or crafted bundle) is reported, not fatal
@@ -68,12 +67,12 @@ if store.unreadable:  # a stored file of the wrong shape (e.g. from an old or cr
 indexed = {}
 if index is not None:
     indexed = {row["doc_id"]: row for row in (state.guarded(index.documents, "Reading the index") or [])}
-st.subheader(f"{len(docs)} document(s) · collection `{config.collection_name()}`")
+index_name = state.index_spec(config).collection  # the serving index (during a re-index, the complete old one)
+st.subheader(f"{len(docs)} document(s) · collection `{index_name}`")
 if not docs:
     st.info("No documents yet: upload files above or click **Load sample documents**.")
     halt()
 
-index_name = config.collection_name()
 in_job = {f.doc_id: f.state for job in jobs.runner().active() if job.collection == index_name for f in job.files}
 rows = documents_view.document_rows(docs, indexed, in_job, index, config)
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

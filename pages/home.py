@@ -25,11 +25,13 @@ def _sample_doc_id(name: str) -> str | None:
 
 
 def showcase(config: RAGConfig):
-    """Step 3's question: ("ready", Showcase or None), ("choosing", the job choosing it), ("stopped", the job that
-    was cancelled or failed), or ("empty", None) while the active index holds no document or is being filled (the
-    choice depends on what it holds)."""
+    """Step 3's question: ("ready", Showcase or None), ("indexing", the job writing the index), ("choosing", the job
+    choosing it), ("stopped", the job that was cancelled or failed), ("unprepared", None) when none was chosen for
+    these documents (indexed by the command line, or before the demo was prepared after indexing), or ("empty",
+    None) while the active index holds no document the golden questions ask about. Opening Home starts nothing:
+    an ingest job's end prepares the demo (``prepare_after_ingest``), or a click here."""
     from rag_core.evaluation.questions import load_golden
-    from rag_core.evaluation.showcase import asks_about, load_showcase, showcase_key, submit_showcase
+    from rag_core.evaluation.showcase import asks_about, load_showcase, prepare_showcase, showcase_key
 
     index = state.guarded(lambda: state.index_for(config), "Opening the index")
     contents = state.guarded(index.documents, "Reading the index") if index is not None else None
@@ -41,18 +43,33 @@ def showcase(config: RAGConfig):
     if chosen:
         return "ready", found
     active = jobs.runner().active()
-    busy = [job for job in active if job.collection == config.collection_name()]  # jobs writing this index
+    busy = next((job for job in active if job.collection == index.name), None)
+    if busy is not None:
+        return "indexing", busy  # the demo is prepared once they are in
+    if st.session_state.pop(CHOOSE_AGAIN_KEY, False):
+        state.guarded(lambda: prepare_showcase(jobs.runner(), golden, index, config, state.settings()),
+                      "Preparing the demo")
+        active = jobs.runner().active()
     choosing = next((job for job in active if job.kind == "demo" and job.settings.get("key") == key), None)
-    if choosing is None and busy:
-        return "empty", None  # documents are being indexed: choose once they are in
+    if choosing is not None:
+        return "choosing", choosing
     last = next((job for job in jobs.runner().jobs() if job.kind == "demo" and job.settings.get("key") == key), None)
-    if choosing is None and last is not None and last.state in ("cancelled", "failed", "interrupted") \
-            and not st.session_state.pop(CHOOSE_AGAIN_KEY, False):
+    if last is not None and last.state in ("cancelled", "failed", "interrupted"):
         return "stopped", last  # not started again behind the back of whoever stopped it
-    if choosing is None:
-        choosing = state.guarded(lambda: submit_showcase(jobs.runner(), golden, index, config, state.settings(),
-                                                         key), "Choosing the demo question")
-    return ("choosing", choosing) if choosing is not None else ("empty", None)
+    return "unprepared", None
+
+
+def demo_step(text: str, disabled: bool = False, again: str = "", **prefill) -> None:
+    """Step 3: **Ask both** opens the Agent Playground side by side (on the demo question once chosen); ``again``
+    labels a second button that starts choosing the question."""
+    with st.container(border=True):
+        left, right = st.columns([4, 1], vertical_alignment="center")
+        left.markdown(f"**3. One-shot RAG versus the agent**  \n{text}")
+        if right.button("Ask both", key="demo_agent", disabled=disabled, width="stretch"):
+            state.goto("agent", compare=True, **prefill)
+        if again:
+            right.button(again, key="demo_choose", width="stretch",
+                         on_click=lambda: st.session_state.update({CHOOSE_AGAIN_KEY: True}))
 
 
 def _latest_run():
@@ -71,7 +88,7 @@ def step(number: int, title: str, text: str, button: str, key: str, page: str, d
             state.goto(page, **prefill)
 
 
-st.title("🧭 Agentic RAG Studio")
+st.title(":material/explore: Agentic RAG Studio")
 st.markdown(
     "See **why** a retrieval-augmented answer is good or bad. The studio splits documents along their structure "
     "(headings, code, tables, lists) instead of fixed windows, indexes them at several granularities, retrieves "
@@ -99,31 +116,31 @@ step(2, "Naive versus structure-aware split",
      "structure-aware chunker keeps each heading with its content and every table row with its header.",
      "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
 phase, chosen = showcase(state.active_config()) if docs else ("empty", None)
-if phase == "choosing":
-    step(3, "One-shot RAG versus the agent",
-         "Choosing the question in the background: one-shot search and the agent answer each golden question, and "
-         "the one where the agent's extra steps matter most is kept (the sidebar shows the progress).",
-         "Ask both", "demo_agent", "agent", disabled=True)
+OWN_QUESTION = "Meanwhile **Ask both** opens the side-by-side view for a question of your own."
+if phase == "indexing":
+    demo_step(f"Preparing the demo once the documents being indexed are in ({jobs.progress_text(chosen)}): the "
+              f"golden question where the agent's extra steps matter most is then chosen. {OWN_QUESTION}")
+elif phase == "choosing":
+    demo_step("**Preparing the demo…** one-shot search and the agent answer each golden question, and the one where "
+              f"the agent's extra steps matter most is kept. {OWN_QUESTION}")
     jobs.job_details(chosen.id, "home")
 elif phase == "stopped":
-    with st.container(border=True):
-        left, right = st.columns([4, 1], vertical_alignment="center")
-        left.markdown(f"**3. One-shot RAG versus the agent**  \nChoosing the question stopped "
-                      f"({jobs.summary(chosen)}). Press **Choose the question** to ask one-shot search and the agent "
-                      "each golden question again.")
-        right.button("Choose the question", key="demo_choose", width="stretch",
-                     on_click=lambda: st.session_state.update({CHOOSE_AGAIN_KEY: True}))
+    demo_step(f"Choosing the question stopped ({jobs.summary(chosen)}). Press **Choose the question** to ask "
+              f"one-shot search and the agent each golden question again. {OWN_QUESTION.replace('Meanwhile ', '')}",
+              again="Choose the question")
+elif phase == "unprepared":
+    demo_step("The demo question is not chosen for these documents yet (it is chosen after documents are indexed "
+              "on the Documents page). **Prepare the demo** asks one-shot search and the agent each golden question "
+              f"in the background. {OWN_QUESTION}", again="Prepare the demo")
 elif chosen is None:
     why_not = ("Load the sample documents first (step 1), and let them be indexed" if phase == "empty" else
                "On the documents loaded, no golden question shows the agent finding more than one-shot search")
-    step(3, "One-shot RAG versus the agent",
-         f"{why_not}: this step picks, from the golden questions, one where the agent's extra steps find what "
-         "one-shot search misses.", "Ask both", "demo_agent", "agent", disabled=True)
+    demo_step(f"{why_not}: this step picks, from the golden questions, one where the agent's extra steps find what "
+              "one-shot search misses.", disabled=phase == "empty")
 else:
-    step(3, "One-shot RAG versus the agent",
-         f"*“{md_inert(chosen.question)}”* — chosen among {chosen.questions_compared} golden questions by asking "
-         f"both: {md_inert(chosen.why)}. Side by side, each step of the agent is shown in words.",
-         "Ask both", "demo_agent", "agent", question=chosen.question, compare=True)
+    demo_step(f":material/check_circle: **Demo ready:** *“{md_inert(chosen.question)}”* — chosen among "
+              f"{chosen.questions_compared} golden questions by asking both: {md_inert(chosen.why)}. Side by side, "
+              "each step of the agent is shown in words.", question=chosen.question)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
      "and latency, per intent, with a regression banner against the saved baseline. Opens on the latest "
@@ -131,10 +148,8 @@ step(4, "The evaluation leaderboard",
      "Open leaderboard", "demo_eval", "evaluate", question_set="golden", leaderboard=True)
 
 if run is not None:
-    from ui.charts import leaderboard
-
     st.subheader("Latest leaderboard")
     st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))
-    st.dataframe(leaderboard(run), hide_index=True, width="stretch")
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch")  # alike-named settings told apart
 elif not docs:
     st.info("Start with step 1: nothing is loaded yet.")

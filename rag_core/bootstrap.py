@@ -1,7 +1,8 @@
 """``python -m rag_core.bootstrap``: load the sample documents and index them for the default configuration.
 
-``make run`` calls this before starting the app, so a newcomer lands on a ready corpus. It is idempotent:
-documents already stored and indexed are skipped, and cached embeddings make a re-run fast.
+``make run`` calls this before starting the app, so a newcomer lands on a ready corpus and a ready guided demo
+(its step-3 question is chosen here, once per index contents). It is idempotent: documents already stored and
+indexed are skipped, a demo question already chosen is kept, and cached embeddings make a re-run fast.
 """
 
 from __future__ import annotations
@@ -26,13 +27,19 @@ def default_config(settings: Settings) -> RAGConfig:
 
 
 def load_samples(settings: Settings | None = None, config: RAGConfig | None = None, log=print) -> dict:
-    """Store the sample documents and index those the configuration's index lacks. Returns a summary."""
+    """Store the sample documents and index those the configuration's index lacks (by default the index serving
+    the app's active configuration, ``rag_core.activestate``). Returns a summary."""
+    from rag_core.activestate import active_config, pointer
     from rag_core.documents import DocumentStore
     from rag_core.loaders import load_path, sample_paths
     from rag_core.services import open_index
 
     settings = settings or get_settings()
-    config = config or default_config(settings)
+    demo_config = config  # the guided demo's choice is kept per configuration: the one Home shows
+    if config is None:
+        demo_config = active_config(settings)
+        spec = pointer(settings, demo_config).serving
+        config = spec.config()
     store = DocumentStore(settings.data_dir)
     docs = []
     for path in sample_paths():
@@ -58,7 +65,22 @@ def load_samples(settings: Settings | None = None, config: RAGConfig | None = No
         "seconds": round(time.perf_counter() - started, 1),
     }
     log(f"sample documents ready: {summary}")
+    summary["demo"] = prepare_demo(index, demo_config, settings, log)
     return summary
+
+
+def prepare_demo(index, config: RAGConfig, settings: Settings, log=print) -> str:
+    """Choose the guided demo's question for what ``index`` holds (once per contents and configuration), so Home
+    opens on a ready demo; returns the chosen question's id ("" when none)."""
+    from rag_core.evaluation.questions import load_golden
+    from rag_core.evaluation.showcase import choose_showcase
+
+    started = time.perf_counter()
+    made, chosen = choose_showcase(load_golden(), index, config, settings)
+    if made:
+        log(f"guided demo prepared in {time.perf_counter() - started:.1f} s: "
+            f"{chosen.question_id if chosen else 'no golden question shows the agent finding more'}")
+    return chosen.question_id if chosen else ""
 
 
 if __name__ == "__main__":

@@ -5,23 +5,21 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.documents import add_files, resolve_conflicts
+from rag_core.evaluation.showcase import prepare_after_ingest
+from rag_core.jobs import JobStatus
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
 from ui.text import md_escape
+from ui.units import human_size
 
 MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
 PENDING_DELETE_KEY = "documents_pending_delete"  # ids picked for deletion, waiting for the confirmation
 CONFLICTS_KEY = "documents_conflicts"  # same-name uploads waiting for replace / keep both / skip
 JOB_KEY = "documents_job"  # the last indexing job this session started here
+SESSION_JOBS_KEY = "documents_jobs"  # every indexing job this session started here (how each ended stays shown)
 CONFLICT_CHOICES = {"replace": "Replace the stored one", "keep_both": "Keep both (rename the new one)",
                     "skip": "Skip the new one"}
-
-
-def human_size(n_bytes: int) -> str:
-    if n_bytes < 1024:
-        return f"{n_bytes} B"
-    return f"{n_bytes / 1024:.1f} KB" if n_bytes < 1024 * 1024 else f"{n_bytes / 1024 / 1024:.1f} MB"
 
 
 @st.cache_data(show_spinner=False, max_entries=5000)
@@ -39,16 +37,53 @@ def chunk_counts(doc_id: str, chunking_json: str) -> dict[str, int]:
     return counts
 
 
-def index_documents(index, docs) -> None:
-    """Index ``docs`` into ``index`` as a background job (followed in the sidebar and below the uploader)."""
+def _held(index) -> tuple[set[str], set[str]]:
+    """Ids of the documents ``index`` holds, and of those a job under way is indexing into it."""
+    try:
+        indexed = {row["doc_id"] for row in index.documents()}
+    except Exception:  # noqa: BLE001 - unknown: the job indexes them all (it recognises unchanged documents)
+        indexed = set()
+    busy = {f.doc_id for job in jobs.runner().active() if job.collection == index.name for f in job.files
+            if f.state in ("queued", "chunking", "embedding", "indexed", "unchanged")}
+    return indexed, busy - indexed
+
+
+def index_documents(index, docs, already: str = "Already indexed") -> JobStatus | None:
+    """Index ``docs`` into ``index`` as a background job (followed in the sidebar and below the uploader); the
+    documents it holds already (same id: same name and content) or a job is indexing now are left out, and when
+    that is all of them no job is queued and ``already`` says so. The job's end prepares the guided demo."""
     messages = st.session_state.setdefault(MESSAGES_KEY, [])
     if not docs:
-        return
+        return None
     if index is None:
         messages.append(("warning", "The documents are stored but not indexed: the index is unavailable (see above)."))
-        return
-    job = jobs.runner().submit_ingest(index, docs, title=f"Indexing {len(docs)} document(s)")
+        return None
+    indexed, busy = _held(index)
+    fresh = [doc for doc in docs if doc.id not in indexed and doc.id not in busy]
+    if not fresh:
+        in_index = sum(doc.id in indexed for doc in docs)
+        text = f"{already}: {in_index} document(s) with this content are in collection `{index.name}`"
+        messages.append(("info", text + (f", {len(docs) - in_index} being indexed by a job under way" if
+                                         len(docs) > in_index else "") + "; no job queued."))
+        return None
+    runner = jobs.runner()
+    job = runner.submit_ingest(index, fresh, title=f"Indexing {len(fresh)} document(s)",
+                               finish=prepare_after_ingest(runner, index, state.active_config(), state.settings()))
     st.session_state[JOB_KEY] = job.id
+    st.session_state.setdefault(SESSION_JOBS_KEY, []).append(job.id)
+    return job
+
+
+def job_panels(keep_finished: int = 3) -> None:
+    """Every indexing job under way, any session's (a job started later hides none started before it), then how
+    this session's last ``keep_finished`` jobs ended."""
+    active = sorted((job for job in jobs.runner().active() if job.files), key=lambda job: job.created)
+    for job in active:
+        jobs.job_details(job.id)
+    running = {job.id for job in active}
+    own = [*st.session_state.get(SESSION_JOBS_KEY, []), st.session_state.get(JOB_KEY)]
+    for job_id in [i for i in dict.fromkeys(own) if i and i not in running][-keep_finished:]:
+        jobs.job_details(job_id)
 
 
 def report_added(report, messages: list) -> None:
@@ -64,9 +99,10 @@ def report_added(report, messages: list) -> None:
             messages.append((kind, what.format(n=len(docs), names=names)))
 
 
-def load_and_index(index, items, what: str, keep_folders: bool = False) -> None:
-    """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded;
-    a file named like a stored document with other content waits for a decision (nothing replaced silently)."""
+def load_and_index(index, items, what: str, keep_folders: bool = False, already: str = "Already indexed") -> None:
+    """Load files (paths or (name, bytes) pairs) into the store, report per-file errors, index what loaded and is
+    not indexed yet (``already`` names the case where that is nothing); a file named like a stored document with
+    other content waits for a decision (nothing replaced silently)."""
     bar = st.progress(0.0, text=f"Loading {what}…")
     settings = state.settings()
     report = add_files(state.document_store(), items, max_bytes=settings.max_upload_mb * 1024 * 1024,
@@ -78,7 +114,7 @@ def load_and_index(index, items, what: str, keep_folders: bool = False) -> None:
     st.session_state[MESSAGES_KEY] = messages
     if report.conflicts:
         st.session_state[CONFLICTS_KEY] = [*st.session_state.get(CONFLICTS_KEY, []), *report.conflicts]
-    index_documents(index, report.documents)
+    index_documents(index, report.documents, already)
 
 
 def ask_about_conflicts(index) -> None:

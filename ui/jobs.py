@@ -14,8 +14,9 @@ from ui import state
 from ui.text import md_escape, md_inert
 
 REFRESH_S = 1.0
-STATE_LABELS = {"queued": "⏳ queued", "chunking": "✂️ chunking", "embedding": "🧮 embedding", "indexed": "✅ indexed",
-                "unchanged": "✅ already indexed", "failed": "❌ failed", "cancelled": "⏹ cancelled"}
+# Plain words: a table cell shows no icons (and emoji render as boxes without an emoji font).
+STATE_LABELS = {"queued": "queued", "chunking": "chunking", "embedding": "embedding", "indexed": "indexed",
+                "unchanged": "already indexed", "failed": "failed", "cancelled": "cancelled"}
 JOB_LABELS = {"queued": "waiting", "running": "running", "done": "done", "failed": "failed", "cancelled": "cancelled",
               "interrupted": "interrupted"}
 _SEEN_ACTIVE_KEY = "jobs_seen_active"  # job ids this session saw running (their end triggers one full rerun)
@@ -72,6 +73,7 @@ CANCEL_HELP = {
     "evaluation": "Stop after the current question: the questions already measured are kept as a cancelled run.",
     "sweep": "Stop after the current question: the cells already measured are kept as a cancelled sweep.",
     "demo": "Stop choosing the guided demo's question; step 3 on Home then offers to choose it again.",
+    "draft": "Stop drafting: the questions drafted so far are kept for review.",
 }
 INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the batch in progress is "
                       "rolled back, the rest are not indexed.")
@@ -91,13 +93,20 @@ def _sidebar_body() -> None:
         if last:
             st.caption(f"**Last job:** {summary(last[0])}")
         return
-    for job in active:
-        st.progress(job.progress, text=progress_text(job))
-        _cancel_button(job, "sidebar")
+    shown = next((job for job in active if job.state == "running"), active[0])  # one card: the page stays in view
+    st.progress(shown.progress, text=progress_text(shown))
+    _cancel_button(shown, "sidebar")
+    waiting = [job for job in active if job.id != shown.id]
+    if waiting:
+        with st.expander(f"{len(waiting)} more queued", icon=":material/schedule:"):
+            for job in waiting:
+                st.caption(md_escape(job.title))
+                _cancel_button(job, "sidebar")
 
 
 def sidebar_jobs(where) -> None:
-    """The background jobs panel of the shared sidebar (``where``: a sidebar container)."""
+    """The background jobs panel of the shared sidebar (``where``: a sidebar container, placed below the page's own
+    sidebar controls): one card for the job running, the queued ones folded into one line."""
     active = runner().active()
     # A full run drew the page with every job's current state: note what runs now, without the rerun that
     # ``_sidebar_body`` makes when a job ends during its own (fragment) reruns; a rerun here would wipe what this
@@ -112,8 +121,10 @@ def sidebar_jobs(where) -> None:
 
 
 def files_table(job: JobStatus) -> pd.DataFrame:
-    return pd.DataFrame([{"file": f.name, "status": STATE_LABELS.get(f.state, f.state), "chunks": f.chunks or None,
-                          "seconds": f.seconds or None, "why": f.error} for f in job.files])
+    """One row per file; a cell with nothing to say is empty (a missing value read "None")."""
+    return pd.DataFrame([{"file": f.name, "status": STATE_LABELS.get(f.state, f.state),
+                          "chunks": str(f.chunks) if f.chunks else "",
+                          "seconds": f"{f.seconds:.1f}" if f.seconds else "", "why": f.error or ""} for f in job.files])
 
 
 def _job_body(job_id: str, where: str = "page") -> None:

@@ -5,14 +5,16 @@ pass, the baseline the Agent Playground shows beside the agent) and to the agent
 question where the agent's extra steps matter most is kept, with the reason in words. First choice: the agent's
 context holds answer targets the one-shot context misses; else the agent found everything one-shot did but needed
 more than one search. Asking both every question takes a while (about 20 s for the 60 golden questions with
-MiniLM), so the choice runs as a background job and is kept in ``data_dir/evaluations/showcase.json`` per index
-contents and configuration.
+MiniLM), so the choice runs as a background job, queued when an ingest job has changed the documents
+(``prepare_after_ingest``; opening Home starts nothing), and is kept in ``data_dir/evaluations/showcase.json`` per
+index contents and configuration.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +25,8 @@ from rag_core.documents import atomic_write_text
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Chunk
+
+log = logging.getLogger(__name__)
 
 ONE_SHOT_K = RetrievalConfig().one_shot().initial_k
 SEARCH_TOOLS = ("search",)
@@ -219,3 +223,63 @@ def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config:
     return runner.submit_task(task, kind="demo", settings={"key": key, "collection": config.collection_name()},
                               title=f"Choosing the demo question: one-shot vs agent on {len(question_set.questions)} "
                                     f"'{question_set.name}' questions")
+
+
+def choose_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[bool, Showcase | None]:
+    """Choose the showcase for what ``index`` holds now, here (the command line's bootstrap, before the app
+    starts), unless it was chosen already: (chosen now, the choice)."""
+    contents = index.documents()
+    if not contents or not asks_about(question_set, contents):
+        return False, None
+    key = showcase_key(question_set, contents, config)
+    chosen, found = load_showcase(settings.data_dir, key)
+    if chosen:
+        return False, found
+    found = pick_showcase(question_set, index, config, settings, progress=progress)
+    save_showcase(settings.data_dir, key, found)
+    return True, found
+
+
+def prepare_showcase(runner: JobRunner, question_set: QuestionSet, index, config: RAGConfig,
+                     settings: Settings) -> JobStatus | None:
+    """Start choosing the showcase for what ``index`` holds now; None when there is nothing to do: chosen already,
+    being chosen, or the questions do not ask about these documents. A choice under way for earlier contents of
+    the same index is cancelled (its answer would be for documents no longer there)."""
+    contents = index.documents()
+    if not contents or not asks_about(question_set, contents):
+        return None
+    key = showcase_key(question_set, contents, config)
+    if load_showcase(settings.data_dir, key)[0]:
+        return None
+    choosing = None
+    for job in runner.active():
+        if job.kind != "demo" or job.settings.get("collection") != config.collection_name():
+            continue
+        if job.settings.get("key") == key:
+            choosing = job
+        else:
+            runner.cancel(job.id)
+    return None if choosing is not None else submit_showcase(runner, question_set, index, config, settings, key)
+
+
+def prepare_after_ingest(runner: JobRunner, index, config: RAGConfig,
+                         settings: Settings) -> Callable[[str, JobStatus], str | None]:
+    """An ingest job's ``finish``: once its documents are in, the guided demo's question is chosen for them (in a
+    job queued behind it), so Home finds the demo ready instead of starting the work when it is opened. Skipped
+    while another job still writes the same index (the last one prepares it) and after a cancel or failure."""
+
+    def finish(state: str, status: JobStatus) -> str | None:
+        if state != "done":
+            return None
+        if any(job.id != status.id and job.collection == status.collection for job in runner.active()):
+            return None
+        from rag_core.evaluation.questions import load_golden
+
+        try:
+            prepare_showcase(runner, load_golden(), index, config, settings)
+        except Exception:  # noqa: BLE001 - the documents are indexed; Home offers to prepare the demo by hand
+            log.exception("preparing the guided demo after job %s failed", status.id)
+        return None
+
+    return finish

@@ -54,17 +54,18 @@ def test_load_samples_button_stores_and_indexes_everything(data_dir):
     assert [s.value for s in at.success] == [f"Added {n_samples} document(s).", at.success[1].value]
     assert at.success[1].value.startswith(f"Indexing {n_samples} document\\(s\\) — done: {n_samples} indexed, "
                                           "0 already indexed, 0 failed (")
-    assert set(_job_table(at)["status"]) == {"✅ indexed"}
+    assert set(_job_table(at)["status"]) == {"indexed"}
     assert len(DocumentStore(data_dir).list()) == n_samples
     index = open_index(HASH_CONFIG, get_settings())
     assert len(index.documents()) == n_samples
 
-    at.button[0].click().run()  # the same files again are recognised, not duplicated
-    assert not at.exception
-    finish_jobs(at)
     from rag_core.jobs import runner_for
 
-    assert runner_for(data_dir).jobs(limit=1)[0].message == f"0 indexed, {n_samples} already indexed, 0 failed"
+    ingests = [j.id for j in runner_for(data_dir).jobs() if j.kind == "ingest"]
+    at.button[0].click().run()  # the same files again are recognised, not duplicated, and not indexed again
+    assert not at.exception
+    assert [j.id for j in runner_for(data_dir).jobs() if j.kind == "ingest"] == ingests
+    assert any(i.value.startswith(f"Samples already indexed: {n_samples} document(s)") for i in at.info)
     assert len(_table(at)) == n_samples
     assert at.info[0].value.startswith("Already stored (recognised, not duplicated): ")
     assert not at.error
@@ -191,7 +192,7 @@ def test_open_in_chunk_explorer_through_the_router(data_dir):
     at.run()
     at.switch_page("pages/documents.py").run()
     assert not at.exception
-    assert [t.value for t in at.title] == ["📄 Documents"]
+    assert [t.value for t in at.title] == [":material/description: Documents"]
     [open_button] = [b for b in at.button if b.label == "Open in Chunk Explorer"]
     open_button.click().run()
     assert not at.exception
@@ -206,7 +207,7 @@ def test_guided_demo_from_home_loads_the_samples(data_dir):
     at.button(key="demo_docs").click().run()
     assert not at.exception
     finish_jobs(at)
-    assert [t.value for t in at.title] == ["📄 Documents"]
+    assert [t.value for t in at.title] == [":material/description: Documents"]
     assert len(_table(at)) == len(sample_paths())
     assert set(_table(at)["index"]) == {"indexed"}
 

@@ -111,11 +111,22 @@ def _step_three(at: AppTest) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**3. One-shot RAG versus the agent**"))
 
 
-def test_step_three_asks_both_every_golden_question_in_the_background_and_picks_a_gain(samples, data_dir,
-                                                                                       switched):
+def test_opening_home_starts_no_job_and_ask_both_works_meanwhile(samples, data_dir, switched):
     at = _home().run()
     assert not at.exception, at.exception
-    assert "Choosing the question in the background" in _step_three(at) and at.button(key="demo_agent").disabled
+    assert runner_for(data_dir).jobs() == []  # opening a page is no reason to ask 60 questions twice
+    assert "The demo question is not chosen for these documents yet" in _step_three(at)
+    assert at.button(key="demo_choose").label == "Prepare the demo"
+    _click(at, "demo_agent")  # usable before a question is chosen: the side-by-side view, for one's own question
+    assert at.session_state["prefill"] == {"page": "agent", "compare": True}
+    assert switched == [PAGES["agent"]]
+
+
+def test_prepare_the_demo_asks_both_every_golden_question_in_the_background_and_picks_a_gain(samples, data_dir,
+                                                                                            switched):
+    at = _home().run()
+    _click(at, "demo_choose")
+    assert "**Preparing the demo…**" in _step_three(at) and not at.button(key="demo_agent").disabled
     [job] = runner_for(data_dir).active()
     assert job.kind == "demo" and job.title == "Choosing the demo question: one-shot vs agent on 60 'golden' questions"
     at.run()  # a rerun meanwhile starts no second job
@@ -123,6 +134,7 @@ def test_step_three_asks_both_every_golden_question_in_the_background_and_picks_
     finish_jobs(at)
     assert not at.exception, at.exception
     text = _step_three(at)
+    assert "**Demo ready:**" in text
     golden = {q.question: q for q in load_golden().questions}
     question = next(q for q in golden if f"*“{md_inert(q)}”*" in text)  # one of the golden questions
     assert "chosen among 60 golden questions by asking both: one-shot search (top 5 hybrid) finds" in text
@@ -139,12 +151,14 @@ def test_step_three_asks_both_every_golden_question_in_the_background_and_picks_
 
 def test_a_cancelled_choice_is_not_restarted_until_asked(samples, data_dir):
     at = _home().run()
+    _click(at, "demo_choose")
     [job] = runner_for(data_dir).active()
     runner_for(data_dir).cancel(job.id)
     runner_for(data_dir).wait(job.id, 60)
     at.run()
     assert not at.exception
     assert "Choosing the question stopped" in _step_three(at)
+    assert at.button(key="demo_choose").label == "Choose the question"
     assert runner_for(data_dir).active() == []
     at.button(key="demo_choose").click().run()
     assert [j.kind for j in runner_for(data_dir).active()] == ["demo"]
@@ -158,7 +172,7 @@ def test_leaderboard_step_lands_on_the_evaluate_page_in_the_app(data_dir):
         pytest.skip(f"the router needs every page; not there yet: {missing}")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     _click(at, "demo_eval")
-    assert [t.value for t in at.title] == ["📊 Evaluate"]
+    assert [t.value for t in at.title] == [":material/leaderboard: Evaluate"]
     assert at.radio[0].value == "Built-in golden set"
 
 

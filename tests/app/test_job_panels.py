@@ -1,0 +1,108 @@
+"""Background-job panels never hide the page or each other: the sidebar's panel sits below the page's own sidebar
+controls and shows one card (the running job) with the queued ones folded into one line; the Documents page shows
+every indexing job under way, not only the one this session started last."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
+from rag_core.documents import DocumentStore
+from rag_core.index import Index
+from rag_core.jobs import runner_for
+from rag_core.loaders import load_bytes
+from tests.app.apptest_helpers import finish_jobs, page_app, studio_app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPLORER = str(ROOT / "pages" / "chunk_explorer.py")
+DOCUMENTS = str(ROOT / "pages" / "documents.py")
+HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
+
+
+@pytest.fixture
+def blocked():
+    """Three tasks queued on the data directory's runner; the first runs until the test ends."""
+    release = threading.Event()
+    runner = runner_for(get_settings().data_dir)
+    jobs = [runner.submit_task(lambda job: "" if release.wait(120) else "timed out", kind="evaluation",
+                               title=f"Task {n}") for n in (1, 2, 3)]
+    yield jobs, release
+    release.set()
+    for job in jobs:
+        runner.cancel(job.id)
+    finish_jobs()
+
+
+def test_the_sidebar_jobs_sit_below_the_page_controls_one_card_and_the_queued_folded(data_dir, blocked):
+    DocumentStore(data_dir).add(load_bytes("a.md", b"# A\n\nText about a.\n"))
+    at = studio_app(HASH_CONFIG)
+    at.switch_page(EXPLORER).run()
+    assert not at.exception, at.exception
+    sidebar = list(at.sidebar)
+    kinds = [type(el).__name__ for el in sidebar]
+    values = [getattr(el, "value", None) for el in sidebar]
+    assert values.index("Configuration A") < values.index("**Background jobs**")  # the page's controls first
+    assert kinds.count("Progress") == 1  # one card, not a stack
+    [card] = at.sidebar.get("progress")
+    assert card.proto.text.startswith("Task 1")
+    [queued] = at.sidebar.expander
+    assert queued.label == "2 more queued"
+    assert [c.value for c in queued.caption] == ["Task 2", "Task 3"]
+    queued.button[1].click().run()  # each queued job keeps its Cancel button, in the fold
+    assert not at.exception
+    jobs, release = blocked
+    release.set()
+    runner = runner_for(data_dir)
+    assert [runner.wait(job.id).state for job in jobs] == ["done", "done", "cancelled"]
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    """Index.ingest waits until the test opens the gate (so a job stays running while the test looks)."""
+    opened, entered = threading.Event(), threading.Event()
+    original = Index.ingest
+
+    def gated(self, docs, progress=None, **kwargs):
+        entered.set()
+        assert opened.wait(60)
+        return original(self, docs, progress, **kwargs)
+
+    monkeypatch.setattr(Index, "ingest", gated)
+    yield opened, entered
+    opened.set()
+
+
+def _upload(at, *files):
+    at.file_uploader(key="documents_uploader").set_value([(n, d, "text/markdown") for n, d in files]).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _page_progress(at) -> list[str]:
+    return [p.proto.text for p in at.main.get("progress")]
+
+
+def test_the_documents_page_keeps_every_running_job_in_view_after_a_conflict(data_dir, gate):
+    opened, entered = gate
+    at = page_app(DOCUMENTS, HASH_CONFIG)
+    at.run()
+    _upload(at, ("one.md", b"# One\n\nFirst.\n"), ("two.md", b"# Two\n\nSecond.\n"), ("three.md", b"# Three\n"))
+    assert entered.wait(30)  # the three-file job is running
+    _upload(at, ("one.md", b"# One again\n\nOther content.\n"))
+    at.radio[0].set_value("keep_both")
+    at.button(key="conflicts_apply").click().run()
+    assert not at.exception, at.exception
+    assert len(runner_for(data_dir).active()) == 2
+    shown = _page_progress(at)
+    assert len(shown) == 2, shown  # the job started before the decision stays in view beside the new one
+    assert shown[0].startswith("Indexing 3 document\\(s\\): 0/3 files")
+    assert shown[1].startswith("Indexing 1 document\\(s\\): 0/1 files · waiting for the job before it")
+    opened.set()
+    finish_jobs(at)
+    finish_jobs(at)
+    assert not _page_progress(at)
+    assert [s.value.split(" — ")[0] for s in at.success][-2:] == ["Indexing 3 document\\(s\\)",
+                                                                  "Indexing 1 document\\(s\\)"]
