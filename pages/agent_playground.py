@@ -6,7 +6,7 @@ import streamlit as st
 
 from rag_core.agent import AgentState
 from rag_core.types import POLICY_NAMES
-from ui import agent_view, state
+from ui import agent_view, engineer, state
 from ui.router import through_app
 from ui.state import KEEP
 from ui.text import md_escape
@@ -23,7 +23,7 @@ POLICY_HELP = ("**offline**: a deterministic planner, extractive answers. **llm*
                "only writes the cited answer (for small local models; chosen automatically when the model cannot "
                "call tools).")
 
-st.title("🤖 Agent Playground")
+st.title(":material/smart_toy: Agent Playground")
 st.html(agent_view.FIT_TABLES_CSS)
 config = state.active_config()
 settings = state.settings()
@@ -48,6 +48,12 @@ with st.sidebar:
     threshold = st.slider("Min confidence", 0.0, 1.0, config.retrieval.min_confidence, 0.05,
                           key="agent_min_confidence", persist_state=KEEP)
     compare = st.toggle("Side by side: one-shot RAG vs agent", key=COMPARE_KEY, persist_state=KEEP)
+    knobs["trim_chunks"] = st.toggle(
+        "Trim chunks to fit more places", value=config.agent.trim_chunks, key="agent_trim_chunks",
+        persist_state=KEEP, help="A question in several parts gathers more than the context holds: keep each "
+        "chunk's most relevant sentences (table rows with their header, list items, code whole) instead of leaving "
+        "whole chunks out. Off: whole chunks only.")
+    engineer.toggle()  # result counts, filters, token accounting, raw scores and chunk ids in the steps
     if st.button("New conversation"):
         st.session_state[CHAT_KEY], st.session_state[STATE_KEY] = [], AgentState()
 config = config.model_copy(update={"agent": config.agent.model_copy(update=knobs),

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import eval_jobs, evaluate_view, state
+from ui import draft_view, eval_jobs, evaluate_view, state
 from ui.eval_panels import bundle_panel, config_panel
-from ui.evaluate_view import LEADERBOARD_KEY, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
+from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
 from ui.router import through_app
 from ui.text import md_escape
 
 through_app()
 
-st.title("📊 Evaluate")
+st.title(":material/leaderboard: Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
 prefill = state.take_prefill("evaluate")
 if prefill.get("question_set"):
@@ -33,15 +33,17 @@ for kind, key in (("evaluation", RUN_KEY), ("sweep", SWEEP_KEY)):  # a job that 
     ended = eval_jobs.finished_run(kind)
     if ended:
         st.session_state[key] = ended
-run_tab, results_tab, sweep_tab, config_tab, bundle_tab = st.tabs(
-    ["▶️ Run", "🏆 Results", "🔥 Sweep", "⚙️ Configurations", "📦 Demo bundle"],
-    default="🏆 Results" if st.session_state.get(LEADERBOARD_KEY) else None)
+run_tab, results_tab, sweep_tab, config_tab, bundle_tab, draft_tab = st.tabs(
+    [":material/play_arrow: Run", RESULTS_TAB, ":material/grid_on: Sweep", ":material/settings: Configurations",
+     ":material/inventory_2: Demo bundle", ":material/edit_note: Draft questions"],
+    default=RESULTS_TAB if st.session_state.get(LEADERBOARD_KEY) else None)
 
 with run_tab:
     evaluate_view.run_tab(question_set)
 
 with results_tab:
     evaluate_view.results_tab(question_set, leaderboard_now)
+    draft_view.results_note(st.session_state.get(RUN_KEY))
 
 with sweep_tab:
     evaluate_view.sweep_tab(question_set)
@@ -51,3 +53,6 @@ with config_tab:
 
 with bundle_tab:
     bundle_panel(state.results_store())
+
+with draft_tab:
+    draft_view.draft_tab()

@@ -8,12 +8,11 @@ import time
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 import rag_core.agent
 from rag_core.agent import AgentResult, AgentState
 from rag_core.agent.answer import NOT_FOUND
-from ui import agent_plan_view, agent_text, state
+from ui import agent_grounding_view, agent_plan_view, agent_text, engineer, explorer_link, state
 from ui.text import md_escape, md_inert, safe_markdown
 
 
@@ -29,27 +28,33 @@ def render_step(step, box) -> None:
     box.code(agent_text.raw_call(step), language=None)
     if step.error:
         box.error(md_inert(step.error))
+    details = engineer.shown()  # result counts, filters, token accounting, raw scores and ids: engineer details
     facts = []
     if step.route:
         facts.append(f"route **{step.route}** ({md_escape(step.route_reason or '')})")
-    if step.k_by_iteration:
-        facts.append(f"k {' → '.join(map(str, step.k_by_iteration))}")
+    if step.k_by_iteration and details:
+        facts.append(f"results asked {' → '.join(map(str, step.k_by_iteration))}")
     if step.confidence is not None:
         verdict = "≥" if step.confidence >= step.threshold else "<"
-        facts.append(f"confidence {step.confidence:.2f} {verdict} threshold {step.threshold:.2f}")
+        facts.append(f"relevance {step.confidence:.2f} {verdict} threshold {step.threshold:.2f}")
     if step.granularity:
         facts.append(f"granularity **{step.granularity}**")
-    if step.filters:
+    if step.filters and details:
         facts.append(f"filters {md_escape(step.filters)}")
-    facts.append(f"context {step.context_tokens_in} → {step.context_tokens_out} of {step.context_budget} tokens")
+    if details:
+        # While it searches the agent may hold more than its final budget (it trims when it answers).
+        facts.append(f"held {step.context_tokens_in} → {step.context_tokens_out} tokens "
+                     f"(room while searching {step.context_budget})")
     if step.llm_tokens:
         facts.append(f"LLM tokens {step.llm_tokens}")
     box.markdown(" · ".join(facts))
     for retry in step.llm_retries:
         box.caption(f"retry: {md_inert(retry)}")
     if step.hits:
-        box.dataframe(pd.DataFrame(step.hits)[["confidence", "score", "source", "heading", "granularity", "tokens",
-                                              "chunk_id"]], hide_index=True)
+        columns = ["confidence", "score", "source", "heading", "granularity", "tokens", "chunk_id"] if details \
+            else ["confidence", "source", "heading"]
+        box.dataframe(pd.DataFrame(step.hits)[columns].rename(columns={"confidence": "relevance"}),
+                      hide_index=True)
     removed = step.dedup_removed + step.replaced
     if removed:
         box.caption("Removed from the context: " + md_inert("; ".join(
@@ -89,10 +94,14 @@ def confidence_figure(result: AgentResult) -> go.Figure:
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
     figure = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
                                   text=[f"k={p[2]}" for p in points], name="confidence"))
-    figure.add_trace(go.Bar(x=[p[0] for p in points], y=[p[2] / 20 for p in points], name="k (÷20)", opacity=0.3))
+    if engineer.shown():  # how many results each iteration asked for, on its own axis
+        figure.add_trace(go.Bar(x=[p[0] for p in points], y=[p[2] for p in points], name="results asked",
+                                opacity=0.3, yaxis="y2"))
+        figure.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": "results asked",
+                                     "rangemode": "tozero"})
     figure.add_hline(y=threshold, line_dash="dash", line_color="red", annotation_text=f"threshold {threshold}")
     figure.update_layout(height=250, margin={"l": 10, "r": 10, "t": 30, "b": 10}, yaxis_range=[0, 1.05],
-                         xaxis_title="step · retrieval iteration", yaxis_title="confidence")
+                         xaxis_title="step · retrieval iteration", yaxis_title="relevance")
     return figure
 
 
@@ -113,11 +122,7 @@ def chunk_buttons(hits, turn: int, key: str, prefix: str = "", note: str = "") -
             label, full = agent_text.citation_label(hit.source_name, hit.chunk.heading)
             if st.button(f"{prefix}{label}", key=f"{key}-{turn}-{chunk_id}",
                          help=f"{note}{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
-                try:
-                    state.goto("explorer", doc_id=hit.chunk.doc_id, chunk_id=chunk_id)
-                except StreamlitAPIException:  # page not registered (e.g. this page run on its own)
-                    st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` of {md_escape(hit.source_name)} is "
-                            "pre-selected there.")
+                explorer_link.open_chunk(hit.chunk.doc_id, chunk_id)  # on Source, with the index's settings
 
 
 def render_answer(result: AgentResult, turn: int, index) -> None:
@@ -125,20 +130,23 @@ def render_answer(result: AgentResult, turn: int, index) -> None:
     checklist for a question in several parts; for a question the documents do not answer, a banner and the
     closest places instead of an answer."""
     found = getattr(result, "found", True)  # a result kept from before "not found" existed
-    if result.fallback:
-        st.warning(f"The LLM endpoint failed; the offline policy answered instead. {md_inert(result.fallback)}")
+    agent_grounding_view.render_fallback(result)
     for note in result.warnings:
         st.info(md_inert(note))
     if not found:
         agent_plan_view.render_not_found(result)
     elif not result.grounded and result.answer.strip() != NOT_FOUND:  # "not found" is an honest answer
-        st.warning(f"**Ungrounded answer** ({md_inert(result.grounding)}): it is not backed by a retrieved passage; "
-                   "check the documents before relying on it.")
+        agent_grounding_view.render_not_grounded(result)
     agent_plan_view.render_plan(result, index)
     if found:
         st.markdown(agent_text.readable_answer(result.answer, index))  # sources named; no images, HTML or odd links
         by_id = {h.chunk.id: h for h in result.context_hits}
-        chunk_buttons([by_id[c] for c in result.citations], turn, "cite", prefix="📎 ")
+        cited, attributed = agent_grounding_view.split_citations(result)
+        chunk_buttons([by_id[c] for c in cited], turn, "cite", prefix=":material/attach_file: ")
+        if attributed:  # found by word overlap, not cited by the model: labelled, never shown as its own
+            st.caption("Matched by word overlap (the model did not cite these):")
+            chunk_buttons([by_id[c] for c in attributed], turn, "overlap", prefix="≈ ",
+                          note="Attributed by word overlap, not cited by the model: ")
     elif result.context_hits:
         st.caption(":material/near_me: **Closest places found: closest, not an answer**")
         chunk_buttons(result.context_hits[: agent_plan_view.CLOSEST], turn, "closest",
@@ -155,6 +163,11 @@ def render_details(result: AgentResult, turn: int) -> None:
     if any(s.confidence_by_iteration for s in result.steps):
         left.plotly_chart(confidence_figure(result), key=f"conf-{turn}")
     right.plotly_chart(gauge(result.context_tokens, result.context.get("budget", 0) or 1), key=f"gauge-{turn}")
+    trimmed = [h for h in result.context_hits if "trimmed_from" in h.chunk.metadata]
+    if trimmed:  # a question of several parts: more places, fewer sentences each (rag_core.agent.compress)
+        saved = sum(h.chunk.metadata["trimmed_from"] - h.chunk.tokens for h in trimmed)
+        st.caption(f":material/content_cut: {len(trimmed)} of {len(result.context_hits)} chunks trimmed to their most "
+                   f"relevant sentences so more places fit ({saved} tokens left out; `[…]` marks a cut)")
     with st.expander("Context receipt: exactly what the model saw"):
         st.code(result.context_text or "(empty context)", language=None)
     st.download_button("Export trace (JSON)", result.to_json(), file_name=f"agent-trace-{turn}.json",
@@ -237,7 +250,8 @@ def render_turn(turn: int, question: str, result: AgentResult, index, baseline=N
             render_one_shot(question, baseline, index, coverage)
     with answer_box:
         for step in result.steps:
-            render_step(step, st.expander(("✅ " if step.ok else "⚠️ ") + step_label(step, index)))
+            icon = ":material/check_circle:" if step.ok else ":material/warning:"
+            render_step(step, st.expander(step_label(step, index), icon=icon))
         render_answer(result, turn, index)
     with details_box:
         render_details(result, turn)

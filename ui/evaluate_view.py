@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import RAGConfig
+from rag_core.evaluation.regression import ALPHA, MIN_DROP, Z
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import NOT_FOUND_METRICS, QUALITY_METRICS, STRATEGIES
 from ui import charts, eval_jobs, runs, state
@@ -13,7 +14,8 @@ from ui.state import KEEP
 from ui.text import md_escape, md_inert
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
-SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder"]
+RESULTS_TAB = ":material/emoji_events: Results"  # the guided demo opens the page on it
+SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder", "Saved question sets"]
 SOURCE_KEY, UPLOADED_KEY = "eval_source", "eval_uploaded_set"  # UPLOADED_KEY: (file name, parsed question set)
 BREAKDOWN_METRICS = (*QUALITY_METRICS, *NOT_FOUND_METRICS)
 METRIC_HELP = {
@@ -60,6 +62,10 @@ def pick_question_set():
         if parsed is not None:
             st.session_state[UPLOADED_KEY] = (upload.name, parsed)
         return parsed
+    if source == SOURCES[3]:  # sets saved from a reviewed draft (ui/draft_view.py)
+        from ui import draft_view
+
+        return draft_view.pick_saved_set()
     path = st.text_input("BEIR folder (corpus.jsonl, queries.jsonl, qrels/)", key="eval_beir_path",
                          placeholder="../shared/datasets/scifact", persist_state=KEEP)
     split = st.text_input("qrels split", "test", key="eval_beir_split", persist_state=KEEP)
@@ -89,22 +95,23 @@ LEADERBOARD_KEY = "eval_open_results"  # the guided demo opened this page on the
 def show_run(run, store: ResultsStore) -> None:
     if run.status != "complete":
         st.warning(f"This run is **{md_escape(run.status)}**: {md_inert(run.note)}")
-    regressions = store.regressions(run)
-    if regressions:
-        st.error("⚠️ Regression against the saved baseline: " + md_inert("; ".join(
-            f"{r['config']} · {r['strategy']} {r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
-            for r in regressions)))
+    if not run.records:  # cancelled before its first question: nothing to chart
+        st.info("This run measured no question.")
+        return
+    shown = runs.run_labels(run)  # configuration name → label that tells apart settings saved under one name
+    baseline_banner([{**r, "config": shown.get(r["config"], r["config"])} for r in store.below_baseline(run)])
     st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch", column_config={
         name: st.column_config.NumberColumn(help=text) for name, text in METRIC_HELP.items()})
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:
         st.caption("Baselines on this question set: " + md_inert("; ".join(
             f"{key.split('|', 1)[1].replace('|', ' · ')} (run {value['run_id']})" for key, value in saved.items())))
-    rows = [f"{r['config']} · {r['strategy']}" for r in run.summary]
+    rows = {f"{shown.get(r['config'], r['config'])} · {r['strategy']}": (r["config"], r["strategy"])
+            for r in run.summary}
     c1, c2 = st.columns([3, 1])
-    chosen = c1.selectbox("Keep as baseline", rows, key="eval_baseline_row", persist_state=KEEP)
-    if c2.button("Save baseline", disabled=run.status != "complete") and chosen:
-        config, strategy = chosen.rsplit(" · ", 1)
+    chosen = c1.selectbox("Keep as baseline", list(rows), key="eval_baseline_row", persist_state=KEEP)
+    if c2.button("Save baseline", disabled=run.status != "complete") and chosen in rows:
+        config, strategy = rows[chosen]
         if state.guarded(lambda: store.set_baseline(run, config, strategy), "Baseline"):
             st.success(md_inert(f"Baseline saved for {chosen} on '{run.question_set['name']}'."))
     left, right = st.columns(2)
@@ -115,10 +122,40 @@ def show_run(run, store: ResultsStore) -> None:
     metric = st.selectbox(f"Per-{by} metric", BREAKDOWN_METRICS, index=BREAKDOWN_METRICS.index("hit@5"),
                           key="eval_im", persist_state=KEEP, help=" ".join(f"{k}: {v}" for k, v in METRIC_HELP.items()))
     st.plotly_chart(runs.chart("per_intent_bars", run, metric, by), width="stretch")
-    drill_down(run, metric)
+    drill_down(run, metric, shown)
 
 
-def drill_down(run, metric: str) -> None:
+def _below(rows: list[dict]) -> list[str]:
+    """One line per configuration × strategy: its metrics below the baseline, each with the test's p-value."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["config"], row["strategy"]), []).append(row)
+    lines = []
+    for (config, strategy), group in groups.items():
+        unpaired = group[0]["p_value"] is None
+        how = f"{group[0]['questions']} questions" + (
+            f"; no per-question baseline scores, so a drop beyond {Z} standard errors" if unpaired else "")
+        metrics = ", ".join(f"{r['metric']} {r['current']:.3f} < {r['baseline']:.3f}"
+                            + ("" if r["p_value"] is None else f" (p = {r['p_value']:.2g})") for r in group)
+        lines.append(md_inert(f"{config} · {strategy} ({how}): {metrics}"))
+    return lines
+
+
+def baseline_banner(compared: list[dict]) -> None:
+    """A regression banner for drops beyond noise, and a quiet line for the dips within it."""
+    regressions = [r for r in compared if r["regression"]]
+    if regressions:
+        st.error("**Regression against the saved baseline**: a drop of at least "
+                 f"{MIN_DROP} that a one-sided paired sign-flip test over the questions both runs scored finds "
+                 f"unlikely to be chance (p < {ALPHA}).\n\n" + "\n".join(f"- {line}" for line in _below(regressions)),
+                 icon=":material/trending_down:")
+    noise = [r for r in compared if not r["regression"]]
+    if noise:
+        st.caption(f"Below the saved baseline within noise (a drop under {MIN_DROP}, or p ≥ {ALPHA}): "
+                   + "; ".join(_below(noise)))
+
+
+def drill_down(run, metric: str, shown: dict[str, str]) -> None:
     st.subheader("Per question")
     table = runs.chart("questions_table", run, metric)
     st.dataframe(table, hide_index=True, width="stretch")
@@ -127,7 +164,7 @@ def drill_down(run, metric: str) -> None:
     for record in (r for r in run.records if picked and r["question_id"] == labels[picked]):
         found = sum(h["found"] for h in record["hits"])
         score = record["metrics"].get(metric)
-        with st.expander(md_inert(f"{record['config']} · {record['strategy']} — {metric} "
+        with st.expander(md_inert(f"{shown.get(record['config'], record['config'])} · {record['strategy']} — {metric} "
                                    f"{'–' if score is None else f'{score:.2f}'} · {found} answer hit(s) · "
                                    f"{record['context_tokens']} tokens · {record['steps']} steps")):
             if record.get("error"):
@@ -173,7 +210,7 @@ def results_tab(question_set, leaderboard_now: bool) -> None:
     elif not stored:
         st.info("No evaluation has been run yet: pick a question set and press **Run evaluation**.")
     if stored:
-        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(r['configs'])} · {r['status']}"
+        labels = {f"{r['created'][:19]} · {r['question_set']} · {', '.join(runs.row_labels(r))} · {r['status']}"
                   f"{' · ' + r['label'] if r['label'] else ''} · {r['id']}": r["id"] for r in stored}
         ids = list(labels.values())
         current = st.session_state.get(RUN_KEY)

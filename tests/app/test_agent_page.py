@@ -78,7 +78,8 @@ def test_real_question_streams_steps_and_answers_with_citations(indexed):
     text = _markdown(at)
     assert "Extractive answer (offline policy)" in text
     assert "To rotate the API key, open Settings, choose Keys and press Rotate." in text
-    assert any(b.label.startswith(r"📎 guide\.md › ") for b in at.button)  # Markdown-escaped, shown as typed
+    # Markdown-escaped, shown as typed
+    assert any(b.label.startswith(r":material/attach_file: guide\.md › ") for b in at.button)
     assert len(at.get("download_button")) == 1
     assert "Context receipt" in [e.label for e in at.expander][-1]
     # The answer stays in the chat after the next rerun, and a follow-up keeps the conversation.
@@ -93,12 +94,14 @@ def test_citation_opens_chunk_in_explorer(indexed):
     at = _app()
     at.run()
     at.chat_input[0].set_value("How do I rotate the API key?").run()
-    citation = next(b for b in at.button if b.label.startswith("📎"))
+    citation = next(b for b in at.button if b.label.startswith(":material/attach_file:"))
     chunk_id = at.session_state["agent_chat"][0][1].citations[0]
     citation.click().run()
     assert not at.exception
-    assert at.session_state["prefill"] == {"page": "explorer", "doc_id": at.session_state["agent_chat"][0][1]
-                                           .context_hits[0].chunk.doc_id, "chunk_id": chunk_id}
+    hit = next(h for h in at.session_state["agent_chat"][0][1].context_hits if h.chunk.id == chunk_id)
+    # The page alone cannot switch pages: the Explorer is pre-filled with the chunk and its index's settings.
+    assert at.session_state["prefill"] == {"page": "explorer", "doc_id": hit.chunk.doc_id, "chunk_id": chunk_id,
+                                           "chunking": HASH_CONFIG.chunking}
 
 
 def test_prefill_question_and_compare(indexed):
@@ -133,9 +136,11 @@ def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
     assert result.steps[0].route == "keyword" and "LLM router" in result.steps[0].route_reason
     system = server.requests[0]["json"]["messages"][0]["content"]
     assert "<untrusted_document>" in system
-    # done cited nothing: the answer is shown, flagged as ungrounded
-    assert not result.grounded
-    assert any(w.value.startswith("**Ungrounded answer** (ungrounded: the answer cites none") for w in at.warning)
+    # done cited nothing: the sentence its passage says is attributed by word overlap, labelled as such (not a
+    # citation of the model's own)
+    assert result.grounded and result.citations == [] and result.citation_sources[0]["source"] == "overlap"
+    assert any(c.value.startswith("Matched by word overlap (the model did not cite these)") for c in at.caption)
+    assert [b.help.startswith("Attributed by word overlap") for b in at.button if b.label.startswith("≈ ")] == [True]
 
 
 def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
@@ -153,10 +158,51 @@ def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
     result = at.session_state["agent_chat"][0][1]
     assert result.policy == "llm-answer" and result.grounded and result.citations
     assert "press Rotate \\[guide.md › Keys\\]." in _markdown(at)  # the cited chunk, named
-    assert not any("Ungrounded" in w.value for w in at.warning)
+    assert not any("Not grounded" in w.value for w in at.warning)
     # llama.cpp answers under its own alias whatever model is asked for: the page says so
     assert any("answered as model 'smollm2', not 'scripted-model'" in i.value.replace("\\", "") for i in at.info)
-    assert [b.label.startswith("📎 ") for b in at.button if b.label.startswith("📎")] == [True]
+    assert [b.label.startswith(":material/attach_file: ") for b in at.button if "attach_file" in b.label] == [True]
+
+
+def test_invented_answer_is_marked_not_grounded_with_its_sentences(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    invented = ("Open Settings, choose Keys and press Rotate [1]. Then call `keys.remove_attributes()` to drop the "
+                "old key after 429 seconds [1].")
+    with fake.LlamaCppServer([fake.answer(invented)], route="keyword") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert not result.grounded and len(result.unsupported) == 1
+    warning = next(w.value for w in at.warning if w.value.startswith("**Not grounded**"))
+    assert "keys.remove_attributes()" in warning and "429 seconds" in warning and "does not say this" in warning
+    assert "press Rotate [1]" not in warning  # the supported sentence is not listed
+
+
+def test_repetition_stop_names_its_cause_not_the_endpoint(indexed, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+    import openai_server as fake
+
+    with fake.LlamaCppServer([fake.runaway("api_key_valid_key_value_key_value")], route="keyword") as server:
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
+        monkeypatch.setenv("RAG_LLM_MAX_TOKENS_ANSWER", "40")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value("How do I rotate the API key?").run()
+    assert not at.exception
+    result = at.session_state["agent_chat"][0][1]
+    assert result.extractive and "repeated itself" in result.fallback
+    warnings = [w.value for w in at.warning]
+    cause = "**The model's answer was not used**: the model's answer repeated itself"
+    assert any(w.startswith(cause) for w in warnings)
+    assert not any("LLM endpoint failed" in w for w in warnings)
+    assert "api\\_key\\_valid" not in _markdown(at)
 
 
 def test_failing_llm_endpoint_falls_back_to_offline(indexed, monkeypatch):
@@ -282,8 +328,8 @@ def test_citation_labels_show_names_and_headings_as_written(data_dir):
     at.run()
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
-    [label] = [b.label for b in at.button if b.label.startswith("📎")]
-    assert label == r"📎 \*\*bold\*\* \$x\$\.md › Keys \*\*and\*\* \$tokens\$"  # no bold, no maths
+    [label] = [b.label for b in at.button if b.label.startswith(":material/attach_file:")]
+    assert label == r":material/attach_file: \*\*bold\*\* \$x\$\.md › Keys \*\*and\*\* \$tokens\$"  # no bold, no maths
 
 
 def test_settings_survive_a_visit_to_another_page(data_dir):
@@ -297,10 +343,12 @@ def test_settings_survive_a_visit_to_another_page(data_dir):
     for label, value in chosen.items():
         slider(label).set_value(value).run()
     at.toggle[0].set_value(True).run()
+    assert at.toggle(key="agent_trim_chunks").value is True  # the default: trim a multi-part question's chunks
+    at.toggle(key="agent_trim_chunks").set_value(False).run()
     assert not at.exception
     visit_another_page(at, "pages/agent_playground.py")
     assert {label: slider(label).value for label in chosen} == chosen
-    assert at.toggle[0].value is True
+    assert at.toggle[0].value is True and at.toggle(key="agent_trim_chunks").value is False
 
 
 def test_compare_view_puts_the_agent_charts_below_at_full_width_and_keeps_citations_short(data_dir):
@@ -314,11 +362,12 @@ def test_compare_view_puts_the_agent_charts_below_at_full_width_and_keeps_citati
     # The charts are drawn below the two columns, not squeezed into the agent's half of the page.
     assert len(at.get("plotly_chart")) == 2
     assert not any(message.get("plotly_chart") for message in at.chat_message)
-    citations = [b for b in at.button if b.label.startswith("📎")]
+    citations = [b for b in at.button if b.label.startswith(":material/attach_file:")]
     assert citations
     for button in citations:
-        assert len(button.label) <= 2 + 32 + 3 + 32
-        assert button.label == r"📎 a\-rather\-long\-document\-name\-abo… › Rotating the API key safely"
+        shown = button.label.removeprefix(":material/attach_file: ")  # one icon on the button
+        assert len(shown) <= 32 + 3 + 32
+        assert shown == r"a\-rather\-long\-document\-name\-abo… › Rotating the API key safely"
         # The full source and heading path are in the tooltip.
         assert button.help.startswith(r"a\-rather\-long\-document\-name\-about\-operations\.md › Operations handbook"
                                       r" › Security and access management › Rotating the API key safely")
@@ -331,7 +380,7 @@ def test_not_found_is_not_flagged_as_ungrounded(indexed):
     assert not at.exception
     result = at.session_state["agent_chat"][0][1]
     assert result.answer.startswith("The documents do not answer this question.") and not result.grounded
-    assert not any("Ungrounded" in w.value for w in at.warning)
+    assert not any("Not grounded" in w.value for w in at.warning)
     assert any("ungrounded: nothing relevant was found" in c.value for c in at.caption)
 
 

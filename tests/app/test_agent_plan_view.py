@@ -65,10 +65,10 @@ def test_a_question_about_what_the_documents_never_mention_gets_a_banner_not_an_
     [banner] = [w for w in at.warning if "do not answer" in w.value]
     assert banner.value.startswith("**The documents do not answer this question.** Why: the documents never mention")
     assert "Kubernetes" in banner.value and banner.icon == ":material/search_off:"
-    assert not any("Ungrounded" in w.value for w in at.warning)
+    assert not any("Not grounded" in w.value for w in at.warning)
     shown = "\n".join(m.value for m in at.markdown)
     assert "Extractive answer" not in shown and "Closest places found (not an answer)" not in shown
-    assert not any(b.label.startswith("📎") for b in at.button)  # no citations: nothing answers it
+    assert not any(b.label.startswith(":material/attach_file:") for b in at.button)  # no citations: nothing answers it
     assert any("closest, not an answer" in c.value for c in at.caption)
     closest = [b for b in at.button if b.help and b.help.startswith("Closest, not an answer: ")]
     assert closest and closest[0].label.startswith(r"guide\.md")

@@ -17,6 +17,7 @@ from rag_core.evaluation.runner import EvalRun
 from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
+from ui.evaluate_view import RESULTS_TAB
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
@@ -71,26 +72,46 @@ def test_golden_run_end_to_end(docs, data_dir):
     assert any(e.label.startswith("eval-test · keyword") for e in at.expander)
 
 
-def _hand_run(run_id: str, mrr: float) -> EvalRun:
-    record = {"question_id": "q1", "question": "Q?", "intent": "fact", "config": "c", "strategy": "hybrid",
-              "metrics": {m: mrr for m in ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr",
-                                           "ndcg@10")},
-              "context_tokens": 10, "steps": 1, "latency_ms": 2.0, "hits": [], "trace": {}, "route": "hybrid"}
+def _hand_run(run_id: str, mrr: float | list[float]) -> EvalRun:
+    """A stored-looking run of configuration "c" × hybrid: one question scoring ``mrr``, or one per score."""
+    records = [{"question_id": f"q{i + 1}", "question": "Q?", "intent": "fact", "config": "c", "strategy": "hybrid",
+                "metrics": {m: score for m in ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr",
+                                               "ndcg@10")},
+                "context_tokens": 10, "steps": 1, "latency_ms": 2.0, "hits": [], "trace": {}, "route": "hybrid"}
+               for i, score in enumerate(mrr if isinstance(mrr, list) else [mrr])]
     return EvalRun(id=run_id, created=f"2026-01-0{run_id[-1]}T00:00:00+00:00",
                    question_set={"name": "golden", "kind": "golden", "questions": []}, configs=[],
-                   strategies=["hybrid"], records=[record], status="complete")
+                   strategies=["hybrid"], records=records, status="complete")
 
 
-def test_regression_banner_against_saved_baseline(data_dir):
+def _baseline_then(data_dir, before: list[float], after: list[float]) -> AppTest:
     store = ResultsStore(data_dir)
-    first, second = _hand_run("run-1", 1.0), _hand_run("run-2", 0.5)
+    first, second = _hand_run("run-1", before), _hand_run("run-2", after)
     store.save(first)
     store.save(second)
     store.set_baseline(first, "c", "hybrid")
     at = _app().run()
     assert not at.exception
+    return at
+
+
+def test_regression_banner_against_saved_baseline(data_dir):
+    at = _baseline_then(data_dir, [1.0] * 20, [0.5] * 10 + [1.0] * 10)  # 10 of 20 questions lost half their rank
     banner = [e.value for e in at.error if "Regression" in e.value]
-    assert banner and "c · hybrid mrr 0.500 < 1.000" in banner[0]
+    assert banner and "- c · hybrid (20 questions): hit@1 0.750 < 1.000 (p = 0.001), " in banner[0]
+    assert "mrr 0.750 < 1.000 (p = 0.001)" in banner[0]
+    assert "at least 0.01 that a one-sided paired sign-flip test" in banner[0]  # the rule, in the banner
+
+
+def test_noise_below_the_baseline_raises_no_banner(data_dir):
+    """mrr 0.811 → 0.810: one question's rank moved; that is noise, said quietly, not a red banner."""
+    before = [1.0] * 48 + [0.055] * 12
+    after = [1.0] * 48 + [0.055] * 11 + [0.0]
+    at = _baseline_then(data_dir, before, after)
+    assert not [e.value for e in at.error if "Regression" in e.value]
+    quiet = [c.value for c in at.caption if "within noise" in c.value]
+    assert quiet and "c · hybrid (60 questions): " in _plain(quiet[0])
+    assert "mrr 0.810 < 0.811 (p = 0.5)" in _plain(quiet[0])
 
 
 def test_save_baseline_from_the_page(data_dir):
@@ -389,7 +410,7 @@ def test_demo_step_four_shows_the_latest_leaderboard_at_once(data_dir):
     ResultsStore(data_dir).save(_hand_run("run1", 0.8))
     at = _app(prefill={"page": "evaluate", "question_set": "golden", "leaderboard": True}).run()
     assert not at.exception
-    assert at.tabs[1].label == "🏆 Results"  # (which tab opens first is checked in the browser suite)
+    assert at.tabs[1].label == RESULTS_TAB  # (which tab opens first is checked in the browser suite)
     board = at.tabs[1].dataframe[0].value
     assert len(board) == 1 and "mrr" in board.columns
     assert len(ResultsStore(data_dir).list()) == 1  # nothing re-run when a run exists
