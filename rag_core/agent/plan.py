@@ -240,7 +240,7 @@ def plan_question(question: str) -> QuestionPlan:
         if not _is_question(unit):
             parts.append(Part(unit, unit, "context"))
             continue
-        sides = _choice(unit) or _pair(unit)
+        sides = _choice(unit)
         if sides:
             parts += [Part(s, s, "side") for s in sides]
             kinds.append("comparison")
@@ -252,7 +252,14 @@ def plan_question(question: str) -> QuestionPlan:
                       for s in ("g", "h")]
             kinds.append("comparison")
             continue
+        # Coordinated questions first, then a comparison within one of them: in "How do the Team and Enterprise
+        # plans differ in retention, and how do I rotate a key?" the key is a question of its own, not a side.
         for piece in _coordinated(unit):
+            sides = _pair(piece)
+            if sides:
+                parts += [Part(s, s, "side") for s in sides]
+                kinds.append("comparison")
+                continue
             items = _enumeration(piece)
             if items:
                 parts += [Part(i, i, "item") for i in items]

@@ -88,3 +88,12 @@ def test_parts_are_capped_and_unique():
                          "kappa lambda mu? What is nu xi omicron? What is alpha beta gamma?")
     assert len(plan.parts) == 4
     assert len({p.query for p in plan.parts}) == 4
+
+
+def test_a_comparison_coordinated_with_another_question_keeps_that_question_apart():
+    plan = plan_question("How do the Team and Enterprise plans differ in how long metrics are kept, and how do I "
+                         "rotate an API key?")
+    assert plan.kind == "comparison"
+    assert [(p.text, p.role) for p in plan.parts] == [("Team plans long metrics kept", "side"),
+                                                      ("Enterprise plans long metrics kept", "side"),
+                                                      ("how do I rotate an API key?", "question")]
