@@ -93,12 +93,12 @@ def confidence_figure(result: AgentResult) -> go.Figure:
     points = [(f"s{s.step}·i{i}", c, k) for s in result.steps for i, (c, k) in
               enumerate(zip(s.confidence_by_iteration, s.k_by_iteration, strict=False), start=1)]
     figure = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers",
-                                  text=[f"k={p[2]}" for p in points], name="confidence"))
+                                  text=[f"k={p[2]}" for p in points], name="relevance"))
     if engineer.shown():  # how many results each iteration asked for, on its own axis
         figure.add_trace(go.Bar(x=[p[0] for p in points], y=[p[2] for p in points], name="results asked",
                                 opacity=0.3, yaxis="y2"))
         figure.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": "results asked",
-                                     "rangemode": "tozero"})
+                                     "rangemode": "tozero", "tickformat": "d"})
     figure.add_hline(y=threshold, line_dash="dash", line_color="red", annotation_text=f"threshold {threshold}")
     figure.update_layout(height=250, margin={"l": 10, "r": 10, "t": 30, "b": 10}, yaxis_range=[0, 1.05],
                          xaxis_title="step · retrieval iteration", yaxis_title="relevance")

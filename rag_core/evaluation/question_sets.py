@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rag_core.documents import atomic_write_text
 from rag_core.evaluation.draft import KINDS, DraftResult, draft_questions, to_jsonl
 from rag_core.evaluation.questions import Question, QuestionSet, parse_jsonl
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
@@ -36,14 +36,7 @@ def check_set_name(name: str) -> str:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 class QuestionSetStore:
