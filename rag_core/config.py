@@ -101,6 +101,19 @@ class ChunkingConfig(_Strict):
         32, ge=0, le=1024, description="Token overlap when prose is split (structure) or between windows (fixed)."
     )
 
+    @staticmethod
+    def fitted_overlap(max_tokens: int, overlap: int) -> int:
+        """``overlap`` kept to at most a quarter of ``max_tokens``: the one rule for an overlap nobody chose with
+        a chunk size somebody did (``chunk`` and ``ingest --max-tokens``, a sweep's sizes)."""
+        return min(overlap, max(0, max_tokens // 4))
+
+    @classmethod
+    def default_overlap(cls, strategy: str, max_tokens: int | None = None) -> int:
+        """The overlap when none is given: 50 tokens between fixed windows, 32 when prose is split, fitted to
+        ``max_tokens`` when one is given (so ``--max-tokens 64`` means 16 for ``chunk`` and ``ingest`` alike)."""
+        base = 50 if strategy == "fixed" else cls.model_fields["overlap"].default
+        return base if max_tokens is None else cls.fitted_overlap(max_tokens, base)
+
     @model_validator(mode="after")
     def _overlap_below_max(self) -> ChunkingConfig:
         if self.overlap >= self.max_tokens:

@@ -26,7 +26,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=512, help="maximum cl100k tokens per chunk (default 512)")
     parser.add_argument("--overlap", type=int, default=None,
                         help="token overlap: split prose (structure, default 32) or windows (fixed, default 50); "
-                             "the default is a quarter of --max-tokens when it would not fit below it")
+                             "without it, at most a quarter of --max-tokens (as ingest)")
     parser.add_argument("--granularity", choices=GRANULARITY_CHOICES, default="all", help="granularity to output")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -52,9 +52,7 @@ def _config(args: argparse.Namespace):
 
     overlap = args.overlap
     if overlap is None:  # the default must fit below a small --max-tokens (the config refuses overlap >= max)
-        overlap = 50 if args.strategy == "fixed" else 32
-        if args.max_tokens is not None and overlap >= args.max_tokens:
-            overlap = max(args.max_tokens // 4, 0)
+        overlap = ChunkingConfig.default_overlap(args.strategy, args.max_tokens)
     try:
         return ChunkingConfig(strategy=args.strategy, max_tokens=args.max_tokens, overlap=overlap)
     except ValidationError as e:

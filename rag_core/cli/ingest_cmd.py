@@ -29,7 +29,7 @@ def _chunking(max_tokens: int | None):
         return None
     if max_tokens < 32:
         raise ValueError(f"--max-tokens must be at least 32 (got {max_tokens})")
-    return ChunkingConfig(max_tokens=max_tokens, overlap=min(32, max_tokens // 4))
+    return ChunkingConfig(max_tokens=max_tokens, overlap=ChunkingConfig.default_overlap("structure", max_tokens))
 
 
 def _stderr_progress():

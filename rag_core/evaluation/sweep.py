@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_core.config import RAGConfig
+from rag_core.config import ChunkingConfig, RAGConfig
 from rag_core.evaluation.runner import EvalRun
 
 MAX_CELLS = 36
@@ -27,7 +27,7 @@ def sweep_configs(base: RAGConfig, max_tokens: Sequence[int], ks: Sequence[int])
             data = base.model_dump()
             data["name"] = f"{base.name[:60]} mt{tokens} k{k}"
             data["chunking"]["max_tokens"] = tokens
-            data["chunking"]["overlap"] = min(data["chunking"]["overlap"], max(0, tokens // 4))
+            data["chunking"]["overlap"] = ChunkingConfig.fitted_overlap(tokens, data["chunking"]["overlap"])
             data["retrieval"]["initial_k"] = k
             data["retrieval"]["max_k"] = max(data["retrieval"]["max_k"], k)
             try:

@@ -91,3 +91,17 @@ def test_lint_file_named_twice_is_linted_once(tmp_path, capsys):
     write(tmp_path, "ok.md", "# Ok\n\nFine text.\n")
     assert main(["lint", str(tmp_path), str(tmp_path / "ok.md"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["files"] == 1
+
+
+def test_chunk_and_ingest_default_the_same_overlap_for_a_small_max_tokens():
+    """One rule for an overlap nobody chose: at most a quarter of --max-tokens (64 → 16), the same for both."""
+    import argparse
+
+    from rag_core.cli.chunk_cmd import _config
+    from rag_core.cli.ingest_cmd import _chunking
+    from rag_core.config import ChunkingConfig
+
+    chunked = _config(argparse.Namespace(overlap=None, strategy="structure", max_tokens=64))
+    assert chunked.overlap == _chunking(64).overlap == 16
+    assert ChunkingConfig.default_overlap("structure") == 32 and ChunkingConfig.default_overlap("fixed") == 50
+    assert ChunkingConfig.default_overlap("fixed", 512) == 50 and ChunkingConfig.default_overlap("structure", 100) == 25
