@@ -23,6 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.agent.coverage import PART_COVERED, embedder_id, relevance
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.types import Hit
@@ -318,9 +319,9 @@ def citation_sources(citations: Sequence[str], model_cited: Collection[str], att
 
 def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit], index: Any) -> set[str]:
     """Ids of the held chunks that are evidence for a covered part of the question: the part's own evidence
-    (``PartCoverage.chunk_ids``) and any chunk as relevant to it as ``coverage.PART_COVERED`` requires."""
-    from rag_core.agent.coverage import PART_COVERED, embedder_id, relevance
-
+    (``PartCoverage.chunk_ids``), any chunk as relevant to it as ``coverage.PART_COVERED`` requires, and the other
+    held chunks of those chunks' sections (the command block under the prose that explains it: a code block alone
+    scores low against a question in words, yet it is the answer to "how do I rotate a key?")."""
     covered_parts = [p for p in parts if p.covered]
     ids = {c for p in covered_parts for c in p.chunk_ids}
     if not covered_parts or not hits:
@@ -329,4 +330,6 @@ def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit], index: Any) -> s
     scores = relevance([p.query for p in covered_parts], chunks, getattr(index, "embed_texts", None),
                        embedder_id(index))
     ids |= {chunks[j].id for j in range(len(chunks)) if float(scores[:, j].max()) >= PART_COVERED}
+    sections = {(c.doc_id, tuple(c.heading_path)) for c in chunks if c.id in ids and c.heading_path}
+    ids |= {c.id for c in chunks if (c.doc_id, tuple(c.heading_path)) in sections}
     return ids

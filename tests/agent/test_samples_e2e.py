@@ -147,4 +147,4 @@ def test_a_follow_up_answered_from_the_earlier_context_quotes_what_bears_on_it(t
     ask("How do I rotate an API key?", index, config, settings, policy="offline", state=state)
     second = ask("How do I rotate the database password?", index, config, settings, policy="offline", state=state)
     assert "ALTER ROLE wrenfall PASSWORD" in second.answer
-    assert "wrenctl keys rotate" not in second.answer
+    assert "Rotation issues a new key" not in second.answer  # the first answer's passage
