@@ -151,13 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     from rag_core.evaluation.questions import load_beir
     from rag_core.index import Filters
     from rag_core.retrieval.dynamic import Retriever
+    from rag_core.services import open_index
 
     if not args.dataset.is_dir():
         print(f"SciFact not found at {args.dataset} (expected beside the repository in ../shared)", file=sys.stderr)
         return 2
     dataset = load_beir(args.dataset)
     started = time.perf_counter()
-    index = open_beir_index(dataset, args.embedder, get_settings())
+    index = open_beir_index(dataset, args.embedder, get_settings(), open_index=open_index)
     build_s = time.perf_counter() - started
     embedder = index.embedder = QueryEmbeddingUncached(index.embedder)
     judged = {qid: text for qid, text in dataset.queries.items() if qid in dataset.qrels}

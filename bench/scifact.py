@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag_core.config import DEFAULT_RRF_K, get_settings
     from rag_core.evaluation.beir import evaluate_beir, open_beir_index
     from rag_core.evaluation.questions import load_beir
+    from rag_core.services import open_index
 
     if not args.dataset.is_dir():
         print(f"SciFact not found at {args.dataset} (expected beside the repository in ../shared)", file=sys.stderr)
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         if stage == "indexing" and total and (done == total or done % 500 == 0):
             print(f"  indexing {done}/{total} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
-    index = open_beir_index(dataset, "minilm", settings, progress)
+    index = open_beir_index(dataset, "minilm", settings, progress, open_index=open_index)
     index_s = time.perf_counter() - started
     default_hybrid = f"Hybrid (RRF, k={DEFAULT_RRF_K})"  # the product default's row
     runs = [

@@ -16,16 +16,16 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
+from rag_core.configstore import ConfigStore, default_config
 from rag_core.documents import atomic_write_text
-
-if TYPE_CHECKING:
-    from rag_core.stores.shared import SharedRecords
+from rag_core.jobs import runner_for
+from rag_core.stores.collections import delete_collection, meta_records
+from rag_core.stores.shared import SharedRecords
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +101,6 @@ class ActiveStore:
         """On the Chroma server when one is configured, else in the data folder."""
         if not settings.chroma_host:
             return cls(settings.data_dir)
-        from rag_core.stores.shared import SharedRecords, meta_records
-
         return cls(settings.data_dir, SharedRecords(meta_records(settings), "active"))
 
     @contextlib.contextmanager
@@ -158,15 +156,11 @@ class ActiveStore:
 
 def active_config(settings: Settings, store: ActiveStore | None = None) -> RAGConfig:
     """The stored active configuration; before one is stored, the saved ``default`` (or the built-in defaults)."""
-    from rag_core.bootstrap import default_config
-
     return (store or ActiveStore.for_settings(settings)).config() or default_config(settings)
 
 
 def _job_is_over(reindex: Reindex, data_dir: Path) -> bool:
     """Whether the re-index job can no longer finish (its process died; its status says it ended)."""
-    from rag_core.jobs import runner_for
-
     status = runner_for(data_dir).get(reindex.job)
     if status is not None:
         return not status.active
@@ -179,6 +173,21 @@ def _job_is_over(reindex: Reindex, data_dir: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+def drop_target(settings: Settings, reindex: Reindex, current: IndexPointer | None) -> bool:
+    """Remove the index a stopped re-index built, unless it held documents before or is in use now."""
+    name = reindex.target.collection
+    other = current.reindex if current is not None and current.reindex is not None else None
+    in_use = current is not None and current.serving.collection == name or (
+        other is not None and other.job != reindex.job and other.target.collection == name)
+    if reindex.target_existed or in_use:
+        return False
+    try:
+        return delete_collection(name, settings)
+    except Exception as e:  # noqa: BLE001 - a leftover index is listed and can be deleted; the pointer matters
+        log.warning("could not remove the partial index %s (%s)", name, e)
+        return False
 
 
 def pointer(settings: Settings, config: RAGConfig | None = None, store: ActiveStore | None = None) -> IndexPointer:
@@ -194,8 +203,6 @@ def pointer(settings: Settings, config: RAGConfig | None = None, store: ActiveSt
         with store.locked():
             found = store.pointer() or found
             if found.reindex is not None and _job_is_over(found.reindex, Path(settings.data_dir)):
-                from rag_core.reindex import drop_target
-
                 dropped = drop_target(settings, found.reindex, found)
                 found = found.model_copy(update={"reindex": None, "changed": now(),
                                                  "generation": found.generation + int(dropped),
@@ -212,9 +219,6 @@ def activate(settings: Settings, config: RAGConfig, *, save: bool = True,
     Settings that keep the chunking and embedder keep the serving index. Other ones (another saved configuration
     loaded) serve that configuration's own index, as before, and a re-index building something else is cancelled.
     """
-    from rag_core.configstore import ConfigStore
-    from rag_core.jobs import runner_for
-
     store = ActiveStore.for_settings(settings)
     with store.locked():
         previous = store.config() or previous or active_config(settings, store)

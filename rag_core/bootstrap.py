@@ -7,33 +7,23 @@ indexed are skipped, a demo question already chosen is kept, and cached embeddin
 
 from __future__ import annotations
 
-import logging
 import time
 
+from rag_core.activestate import active_config, pointer
 from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core.configstore import default_config
+from rag_core.documents import DocumentStore
+from rag_core.evaluation.questions import load_golden
+from rag_core.evaluation.showcase import choose_showcase
+from rag_core.loaders import load_path, sample_paths
+from rag_core.services import open_index
 
-logger = logging.getLogger(__name__)
-
-
-def default_config(settings: Settings) -> RAGConfig:
-    """The saved ``default`` configuration when there is one, else the built-in defaults."""
-    from rag_core.configstore import ConfigStore
-
-    try:
-        return ConfigStore.for_settings(settings).load("default")
-    except Exception as e:  # a corrupt saved config must not stop the app from starting
-        logger.warning("saved default configuration unreadable (%s); using built-in defaults", e)
-    return RAGConfig()
+__all__ = ["default_config", "load_samples", "prepare_demo"]
 
 
 def load_samples(settings: Settings | None = None, config: RAGConfig | None = None, log=print) -> dict:
     """Store the sample documents and index those the configuration's index lacks (by default the index serving
     the app's active configuration, ``rag_core.activestate``). Returns a summary."""
-    from rag_core.activestate import active_config, pointer
-    from rag_core.documents import DocumentStore
-    from rag_core.loaders import load_path, sample_paths
-    from rag_core.services import open_index
-
     settings = settings or get_settings()
     demo_config = config  # the guided demo's choice is kept per configuration: the one Home shows
     if config is None:
@@ -72,9 +62,6 @@ def load_samples(settings: Settings | None = None, config: RAGConfig | None = No
 def prepare_demo(index, config: RAGConfig, settings: Settings, log=print) -> str:
     """Choose the guided demo's question for what ``index`` holds (once per contents and configuration), so Home
     opens on a ready demo; returns the chosen question's id ("" when none)."""
-    from rag_core.evaluation.questions import load_golden
-    from rag_core.evaluation.showcase import choose_showcase
-
     started = time.perf_counter()
     made, chosen = choose_showcase(load_golden(), index, config, settings)
     if made:

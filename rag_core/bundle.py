@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.configstore import ConfigStore, parse_config
-from rag_core.documents import parse_document
+from rag_core.documents import DocumentStore, parse_document
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, check_counts, run_evaluation
@@ -212,8 +212,6 @@ def import_bundle(bundle: Bundle, data_dir: Path | str | None = None, *, setting
     own same-name duplicates) is then in the summary. If any write fails, what this import wrote is removed again
     and the error raised.
     """
-    from rag_core.documents import DocumentStore
-
     if settings is not None:
         data_dir = Path(settings.data_dir)
         configs, results = ConfigStore.for_settings(settings), ResultsStore.for_settings(settings)
@@ -294,12 +292,12 @@ def resolve_documents(bundle: Bundle, doc_store) -> list[Document]:
 
 def replay(bundle: Bundle, *, settings: Settings | None = None, progress: Callable[[int, int, str], None] | None = None,
            cancel: Callable[[], bool] | None = None, index_factory=None, execute=None,
-           on_finish: Callable[[EvalRun], None] | None = None) -> EvalRun:
-    """Re-index the bundle's documents for each configuration and re-run its comparison."""
-    from rag_core.documents import DocumentStore
-
+           on_finish: Callable[[EvalRun], None] | None = None, open_index=None, llm=None) -> EvalRun:
+    """Re-index the bundle's documents for each configuration and re-run its comparison (``open_index`` and ``llm``
+    as in ``run_evaluation``)."""
     settings = settings or get_settings()
     documents = resolve_documents(bundle, DocumentStore(settings.data_dir))
     return run_evaluation(bundle.question_set, bundle.configs, bundle.run.strategies, settings=settings,
                           documents=documents, index_factory=index_factory, execute=execute, progress=progress,
-                          cancel=cancel, on_finish=on_finish, label="replay of bundle")
+                          cancel=cancel, on_finish=on_finish, label="replay of bundle", open_index=open_index,
+                          llm=llm)

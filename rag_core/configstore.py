@@ -10,18 +10,20 @@ Validation errors from pydantic are turned into one readable line per bad field,
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import field_problems, readable_problem
+from rag_core.stores.collections import meta_records
+from rag_core.stores.shared import SharedRecords
 
-if TYPE_CHECKING:
-    from rag_core.stores.shared import SharedRecords
+log = logging.getLogger(__name__)
 
 
 def format_validation_error(error: ValidationError) -> str:
@@ -64,8 +66,6 @@ class ConfigStore:
         """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
         if not settings.chroma_host:
             return cls(settings.data_dir)
-        from rag_core.stores.shared import SharedRecords, meta_records
-
         return cls(settings.data_dir, SharedRecords(meta_records(settings), "config"))
 
     def _path(self, name: str) -> Path:
@@ -153,3 +153,12 @@ class ConfigStore:
                 raise ValueError(f"{source}: {format_validation_error(e)}") from e
         self.save(config)
         return config
+
+
+def default_config(settings: Settings) -> RAGConfig:
+    """The saved ``default`` configuration when there is one, else the built-in defaults."""
+    try:
+        return ConfigStore.for_settings(settings).load("default")
+    except Exception as e:  # a corrupt saved config must not stop the app from starting
+        log.warning("saved default configuration unreadable (%s); using built-in defaults", e)
+    return RAGConfig()

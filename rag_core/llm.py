@@ -24,6 +24,7 @@ from typing import Any
 
 from rag_core.config import Settings
 from rag_core.errors import LLMError
+from rag_core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +182,7 @@ class LLMClient:
         if not settings.llm_configured:
             raise LLMError("no LLM is configured: set RAG_LLM_BASE_URL and RAG_LLM_MODEL (and RAG_LLM_API_KEY)")
         try:
+            # lazy: the OpenAI SDK is heavy, imported only where it is used
             import openai
         except ImportError as e:  # pragma: no cover - install problem
             raise ImportError("the openai package is missing: pip install openai") from e
@@ -338,6 +340,7 @@ class LLMClient:
     def _collect(self, stream: Any, on_text: Callable[[str], None], deadline: float | None, retries: list[str],
                  started: float) -> ChatResult:
         """Read a streamed completion, handing each piece of text to ``on_text``."""
+        # lazy: httpx is heavy, imported only where it is used
         import httpx  # the openai client's transport
 
         pieces: list[str] = []
@@ -445,8 +448,6 @@ class LLMClient:
 
 def prompt_size(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> int:
     """About how many tokens a request's prompt holds (cl100k over the messages' text and the tool definitions)."""
-    from rag_core.tokens import count_tokens
-
     text = "\n".join(str(m.get("content") or "") for m in messages if isinstance(m, dict))
     return count_tokens(text) + (count_tokens(_as_json(list(tools))) if tools else 0)
 
@@ -454,6 +455,7 @@ def prompt_size(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, An
 def server_context_tokens(base_url: str, api_key: str = "", model: str = "", timeout_s: float = 2.0) -> int | None:
     """The context size the server reports: llama.cpp's ``/props`` (``default_generation_settings.n_ctx``), else
     ``/v1/models`` (vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx_train``); None when it says nothing."""
+    # lazy: httpx is heavy, imported only where it is used
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -15,12 +15,24 @@ import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rag_core.activestate import ActiveStore, IndexPointer, IndexSpec, Reindex, active_config, now, pointer
+from rag_core.activestate import (
+    ActiveStore,
+    IndexPointer,
+    IndexSpec,
+    Reindex,
+    active_config,
+    drop_target,
+    now,
+    pointer,
+)
 from rag_core.config import RAGConfig, Settings
+from rag_core.configstore import ConfigStore
+from rag_core.documents import DocumentStore
 from rag_core.errors import IndexError_
+from rag_core.jobs import FileStatus, JobRunner, JobStatus, runner_for
+from rag_core.stores.collections import delete_collection, read_manifest
 
 if TYPE_CHECKING:
-    from rag_core.jobs import JobRunner, JobStatus
     from rag_core.types import Document
 
 log = logging.getLogger(__name__)
@@ -49,9 +61,6 @@ def start_reindex(settings: Settings, config: RAGConfig, target_index, docs: Seq
     ``previous`` is the active configuration the caller saw, whose index serves until a pointer is stored. A
     re-index still building other settings is cancelled: the last choice wins.
     """
-    from rag_core.configstore import ConfigStore
-    from rag_core.jobs import runner_for
-
     target = IndexSpec.of(config)
     if target_index.name != target.collection:
         raise ValueError(f"the re-index of {target.collection!r} cannot write into {target_index.name!r}")
@@ -80,29 +89,9 @@ def start_reindex(settings: Settings, config: RAGConfig, target_index, docs: Seq
     return job
 
 
-def drop_target(settings: Settings, reindex: Reindex, current: IndexPointer | None) -> bool:
-    """Remove the index a stopped re-index built, unless it held documents before or is in use now."""
-    from rag_core.stores.collections import delete_collection
-
-    name = reindex.target.collection
-    other = current.reindex if current is not None and current.reindex is not None else None
-    in_use = current is not None and current.serving.collection == name or (
-        other is not None and other.job != reindex.job and other.target.collection == name)
-    if reindex.target_existed or in_use:
-        return False
-    try:
-        return delete_collection(name, settings)
-    except Exception as e:  # noqa: BLE001 - a leftover index is listed and can be deleted; the pointer matters
-        log.warning("could not remove the partial index %s (%s)", name, e)
-        return False
-
-
 def _catch_up(settings: Settings, index, status: JobStatus) -> None:
     """Bring the new index level with the document store: documents added while the job ran are indexed, deleted
     ones removed (the serving index received those changes meanwhile)."""
-    from rag_core.documents import DocumentStore
-    from rag_core.jobs import FileStatus
-
     stored = {doc.id: doc for doc in DocumentStore(settings.data_dir).list()}
     indexed = {row["doc_id"] for row in index.documents()}
     for doc_id in sorted(indexed - stored.keys()):
@@ -119,8 +108,6 @@ def _catch_up(settings: Settings, index, status: JobStatus) -> None:
 
 def _lost(settings: Settings, serving: IndexSpec, status: JobStatus) -> list[str]:
     """Names of documents the serving index holds that failed to index with the new settings."""
-    from rag_core.stores.collections import read_manifest
-
     try:
         held = (read_manifest(serving.collection, settings) or {}).get("documents", {})
     except IndexError_:
@@ -130,8 +117,6 @@ def _lost(settings: Settings, serving: IndexSpec, status: JobStatus) -> list[str
 
 def _retire(settings: Settings, runner: JobRunner, name: str) -> str:
     """Remove the replaced index now, or after the jobs already queued to write into it."""
-    from rag_core.stores.collections import delete_collection
-
     if any(job.collection == name for job in runner.active()):
         runner.submit_task(lambda handle: (delete_collection(name, settings), f"Removed the replaced index {name}.")[1],
                            kind="cleanup", title=f"Removing the replaced index {name}", collection=name)
@@ -147,8 +132,6 @@ def _retire(settings: Settings, runner: JobRunner, name: str) -> str:
 def _finish(settings: Settings, index, target: IndexSpec, existed: bool, state: str, status: JobStatus,
             ) -> str | None:
     """Swap to the new index when the job completed; otherwise keep the serving index and drop the new one."""
-    from rag_core.jobs import runner_for
-
     runner = runner_for(settings.data_dir)
     message = status.message
     if state == "done":

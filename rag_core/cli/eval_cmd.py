@@ -58,6 +58,7 @@ def _beir(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.evaluation.beir import evaluate_beir
     from rag_core.evaluation.questions import load_beir
+    from rag_core.services import open_index
 
     if args.k < 1:
         raise ValueError(f"--k must be ≥ 1 (got {args.k})")
@@ -65,7 +66,7 @@ def _beir(args: argparse.Namespace) -> int:
         raise ValueError(f"--weight must be in [0, 1] (got {args.weight})")
     dataset = load_beir(Path(args.dir), split=args.split)
     report = evaluate_beir(dataset, args.retriever, k=args.k, embedder=args.embedder, fusion=args.fusion,
-                           rrf_k=args.rrf_k, weight=args.weight, progress=_progress)
+                           rrf_k=args.rrf_k, weight=args.weight, progress=_progress, open_index=open_index)
     if args.json:
         print_json(report.to_dict())
     else:
@@ -83,7 +84,7 @@ def _questions(args: argparse.Namespace) -> int:
     from rag_core.configstore import parse_config
     from rag_core.evaluation.questions import load_golden, parse_upload
     from rag_core.evaluation.runner import run_evaluation
-    from rag_core.services import collection_embedder, open_index
+    from rag_core.services import collection_embedder, open_index, open_llm
     from rag_core.stores.sidestore import SideStore
     from rag_core.stores.vector import check_collection_name
 
@@ -124,7 +125,7 @@ def _questions(args: argparse.Namespace) -> int:
             print(f"{done}/{total} {label}", file=sys.stderr, flush=True)
 
     run = run_evaluation(question_set, [config], args.strategy or ["hybrid"], settings=settings,
-                         index_factory=index_factory, progress=progress)
+                         index_factory=index_factory, progress=progress, llm=open_llm(settings))
     payload = {"question_set": question_set.name, "questions": len(question_set.questions),
                "collection": args.collection, "config": config.name, "status": run.status,
                "summary": run.summary, "by_intent": run.by_intent}

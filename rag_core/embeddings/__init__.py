@@ -12,6 +12,7 @@ from rag_core.embeddings.base import Embedder, l2_normalize
 from rag_core.embeddings.cache import CachedEmbedder
 from rag_core.embeddings.hashing import HashingEmbedder
 from rag_core.embeddings.minilm import MiniLMEmbedder
+from rag_core.embeddings.openai_embedder import OpenAIEmbedder
 from rag_core.errors import EmbeddingError
 from rag_core.types import EMBEDDER_NAMES
 
@@ -43,8 +44,6 @@ def get_embedder(
         except ValueError as e:
             raise EmbeddingError(str(e)) from e
     elif name == "openai":
-        from rag_core.embeddings.openai_embedder import OpenAIEmbedder
-
         embedder = OpenAIEmbedder.from_settings(settings if settings is not None else Settings())
     else:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDER_NAMES)}")

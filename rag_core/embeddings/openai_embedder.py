@@ -67,6 +67,7 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"the embeddings base URL must start with http:// or https://, got {base_url!r}")
         if batch_size < 1 or max_retries < 0:
             raise ValueError(f"batch_size must be >= 1 and max_retries >= 0, got {batch_size} and {max_retries}")
+        # lazy: the OpenAI SDK is heavy, imported only where it is used
         import openai
 
         self._openai = openai

@@ -44,10 +44,13 @@ def submit_evaluation(
     documents: Sequence[Document] | None = None,
     index_factory: Callable[[RAGConfig], Any] | None = None,
     label: str = "",
+    open_index: Callable[..., Any] | None = None,
+    llm: Any = None,
 ) -> JobStatus:
     """Queue an evaluation run (``label="sweep"``: a sweep) on ``runner``; returns the job's first status at once.
 
-    Arguments are checked here, so a bad request is refused before it is queued.
+    Arguments are checked here, so a bad request is refused before it is queued. ``open_index`` and ``llm`` are
+    passed on to ``run_evaluation``.
     """
     if not question_set.questions:
         raise ValueError("the question set is empty")
@@ -65,7 +68,7 @@ def submit_evaluation(
 
         run = run_evaluation(question_set, configs, strategies, settings=settings, documents=documents,
                              index_factory=index_factory, progress=job.progress, cancel=job.cancelled,
-                             on_finish=finished, label=label)
+                             on_finish=finished, label=label, open_index=open_index, llm=llm)
         if run.status == "cancelled":
             raise Cancelled(closing_message(run))
         return closing_message(run)

@@ -18,11 +18,16 @@ from typing import Any
 from rag_core.config import DEFAULT_RRF_K, ChunkingConfig, RAGConfig, Settings, get_settings
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import BeirDataset
+from rag_core.index import Filters
+from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 FUSIONS = ("rrf", "weighted")
 Progress = Callable[[str, int, int], None]
+# Opens an index: ``open_index(config, settings, collection=name)``, as ``rag_core.services.open_index`` does.
+IndexOpener = Callable[..., Any]
 
 
 @dataclass(slots=True)
@@ -47,8 +52,6 @@ class BeirReport:
 
 def beir_documents(dataset: BeirDataset) -> tuple[list[Document], list[Chunk]]:
     """One document and one paragraph-level chunk per corpus entry; chunk id and doc id are the BEIR id."""
-    from rag_core.tokens import count_tokens
-
     docs, chunks = [], []
     for position, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
         body = f"{title}\n\n{text}" if title and text else (title or text)
@@ -69,10 +72,12 @@ def collection_for(dataset: BeirDataset, embedder: str) -> str:
 
 
 def open_beir_index(dataset: BeirDataset, embedder: str, settings: Settings | None = None,
-                    progress: Progress | None = None):
-    """The dataset's index, built on first use (embeddings cached in the data directory)."""
-    from rag_core.services import open_index
+                    progress: Progress | None = None, *, open_index: IndexOpener):
+    """The dataset's index, built on first use (embeddings cached in the data directory).
 
+    ``open_index`` opens an index of a configuration under a collection name (the callers pass
+    ``rag_core.services.open_index``: the wiring sits above the engine).
+    """
     settings = settings or get_settings()
     config = RAGConfig(chunking=ChunkingConfig(max_tokens=8192, overlap=0), embedding={"embedder": embedder})
     index = open_index(config, settings, collection=collection_for(dataset, embedder))
@@ -93,21 +98,15 @@ def open_beir_index(dataset: BeirDataset, embedder: str, settings: Settings | No
 
 
 def search_bm25(index, query: str, depth: int) -> list[tuple[str, float]]:
-    from rag_core.index import Filters
-
     return [(chunk.doc_id, float(score)) for chunk, score in index.keyword_search(query, depth, Filters())]
 
 
 def search_dense(index, query: str, depth: int) -> list[tuple[str, float]]:
-    from rag_core.index import Filters
-
     return [(chunk.doc_id, float(score)) for chunk, score in index.vector_search(query, depth, Filters())]
 
 
 def fuse(rankings: dict[str, Sequence[tuple[str, float]]], fusion: str, rrf_k: int, weight: float) -> list[str]:
     """Fused document ids, best first (``weight`` is the vector share in weighted fusion)."""
-    from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
-
     rankings = {name: list(r) for name, r in rankings.items() if r}
     if not rankings:
         return []
@@ -161,15 +160,19 @@ def score_run(run: dict[str, list[str]], dataset: BeirDataset, k: int = 10) -> d
 def evaluate_beir(dataset: BeirDataset, retriever: str = "bm25", k: int = 10, embedder: str | None = None,
                   fusion: str = "rrf", rrf_k: int = DEFAULT_RRF_K, weight: float = 0.5,
                   settings: Settings | None = None,
-                  progress: Progress | None = None, index=None) -> BeirReport:
+                  progress: Progress | None = None, index=None,
+                  open_index: IndexOpener | None = None) -> BeirReport:
     """Index (or reuse) the corpus, run every judged query, and score the run.
 
-    ``embedder`` defaults to ``hash`` for BM25 alone (no model needed) and ``minilm`` otherwise.
+    ``embedder`` defaults to ``hash`` for BM25 alone (no model needed) and ``minilm`` otherwise. Without ``index``,
+    the corpus is indexed with ``open_index`` (as in ``open_beir_index``).
     """
     check_options(retriever, fusion)
     embedder = embedder or ("hash" if retriever == "bm25" else "minilm")
     if index is None:
-        index = open_beir_index(dataset, embedder, settings, progress)
+        if open_index is None:
+            raise ValueError("evaluate_beir needs an index or open_index (rag_core.services.open_index)")
+        index = open_beir_index(dataset, embedder, settings, progress, open_index=open_index)
     depth = max(100, k)
     run, latencies = run_queries(index, dataset, retriever, depth, fusion, rrf_k, weight, progress)
     latency = {"p50": round(statistics.median(latencies), 2),

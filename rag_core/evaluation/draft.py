@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.evaluation.draft_llm import LLM_CHECKS, LLM_LABEL, LLMWriter
 from rag_core.evaluation.draft_text import (
     Section,
     Span,
@@ -513,8 +514,6 @@ def draft_questions(documents: Sequence[Document], n: int = 50, *, seed: int = 0
     drafter.nulls(wanted[NULL_TYPE])
     singles = n - len(drafter.questions) if "single" in kinds else 0  # too few pairs or names: singles fill
     if llm is not None and singles:
-        from rag_core.evaluation.draft_llm import LLM_CHECKS, LLM_LABEL, LLMWriter
-
         writer = LLMWriter(llm, drafter)
         drafter.singles(singles, writer.write)
         prompt, notes, method, label = writer.prompt, writer.notes, "llm", LLM_LABEL

@@ -10,6 +10,7 @@ from typing import Any
 
 from rag_core.evaluation.draft_text import MIN_SPAN_CHARS, Section, Span, normalize_ws, plain
 from rag_core.evaluation.questions import Question
+from rag_core.llm import LLMError
 
 MAX_SECTION_CHARS = 3000
 REPEAT_WORDS = 6  # a run of this many words shared with the section counts as repeating its wording
@@ -92,8 +93,6 @@ class LLMWriter:
 
     def write(self, section: Section, span: Span) -> Question | None:
         """A checked question from the model for ``section`` (``span`` is unused: the model picks its own)."""
-        from rag_core.llm import LLMError
-
         if self.gave_up:
             return None
         drafter = self.drafter

@@ -19,7 +19,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_core.config import PROJECT_ROOT
+from rag_core.config import PROJECT_ROOT, get_settings
+from rag_core.errors import LoadError
+from rag_core.loaders.detect import decode_text
 from rag_core.types import HEADING_SEPARATOR, Chunk
 
 GOLDEN_PATH = PROJECT_ROOT / "samples" / "golden.jsonl"
@@ -195,9 +197,6 @@ def load_golden(path: Path | None = None) -> QuestionSet:
 
 def parse_upload(name: str, data: bytes) -> QuestionSet:
     """Parse an uploaded CSV or JSONL question file (by extension, else by content)."""
-    from rag_core.errors import LoadError
-    from rag_core.loaders.detect import decode_text
-
     try:  # the documents' decoder: BOMs, UTF-16 without one, legacy code pages; binary data is refused
         text = decode_text(name, data, expected="CSV or JSONL").text
     except LoadError as e:
@@ -244,8 +243,6 @@ def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
 def _build(rows: Sequence[tuple[str, dict[str, Any]]], name: str) -> list[Question]:
     if not rows:
         raise ValueError(f"{name}: no questions found")
-    from rag_core.config import get_settings
-
     limit = get_settings().max_questions
     if len(rows) > limit:
         raise ValueError(f"{name}: {len(rows):,} questions; at most {limit:,} per set (RAG_MAX_QUESTIONS)")

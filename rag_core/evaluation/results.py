@@ -20,6 +20,8 @@ from typing import Any
 from rag_core.evaluation.regression import compare
 from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
 from rag_core.evaluation.schema import parse_run
+from rag_core.stores.collections import meta_records
+from rag_core.stores.shared import SharedRecords
 
 _TOLERANCE = 1e-9
 
@@ -67,8 +69,6 @@ class ResultsStore:
         self.baselines_path = self.root / "baselines.json"
         self._runs = self._baselines = None  # SharedRecords on a Chroma server
         if records is not None:
-            from rag_core.stores.shared import SharedRecords
-
             self._runs, self._baselines = SharedRecords(records, "run"), SharedRecords(records, "baselines")
 
     @classmethod
@@ -76,8 +76,6 @@ class ResultsStore:
         """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
         if not settings.chroma_host:
             return cls(settings.data_dir)
-        from rag_core.stores.shared import meta_records
-
         return cls(settings.data_dir, meta_records(settings))
 
     def version(self) -> tuple:

@@ -6,12 +6,14 @@ recall@k, MRR, nDCG@10, whether every target is in the retrieved context (``comp
 latency, and keeps a slimmed trace for the drill-down. Questions the documents do not answer (type ``null``) have no
 retrieval metrics; the agent is scored on whether it said it found nothing (``said_not_found`` on those,
 ``false_not_found`` on answerable ones). Results are aggregated per configuration × strategy, per intent and per
-question type; a metric's mean is over the records that have it. Indexes come from ``index_factory`` (by default
-the app's own, with cached embeddings) and receive any document they lack before the run starts.
+question type; a metric's mean is over the records that have it. Indexes come from ``index_factory`` (or are opened
+with ``open_index``, passed in by the caller: ``rag_core.services.open_index``) and receive any document they lack
+before the run starts; the agent's LLM policies use the ``llm`` the caller opened.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import statistics
 import time
@@ -20,9 +22,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from rag_core.agent import ask
 from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core.evaluation.beir import IndexOpener, open_beir_index
 from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
-from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, ranked_targets
+from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_beir, ranked_targets
+from rag_core.retrieval import Retriever
 from rag_core.types import EVAL_STRATEGIES, Chunk, Document
 
 STRATEGIES = EVAL_STRATEGIES
@@ -193,13 +198,16 @@ def run_evaluation(
     cancel: Callable[[], bool] | None = None,
     on_finish: Callable[[EvalRun], None] | None = None,
     label: str = "",
+    open_index: IndexOpener | None = None,
+    llm: Any = None,
 ) -> EvalRun:
     """Evaluate every question with every configuration × strategy.
 
     ``documents`` are ingested into each configuration's index when it lacks them. ``cancel`` is polled
     between questions; a cancelled or interrupted run keeps what it measured and says so in ``status``.
     ``on_finish`` receives the run however it ends (the page stores it there, even when Streamlit interrupts
-    the script because the user pressed Cancel).
+    the script because the user pressed Cancel). Without ``index_factory``, indexes are opened with
+    ``open_index``; ``llm`` is the client of the agent's LLM policies (None: offline only).
     """
     if not question_set.questions:
         raise ValueError("the question set is empty")
@@ -208,8 +216,8 @@ def run_evaluation(
     strategies = check_strategies(strategies)
     settings = settings or get_settings()
     check_counts(len(question_set.questions), len(configs), settings, "the evaluation")
-    index_factory = index_factory or _default_index_factory(question_set, settings, progress)
-    execute = execute or default_execute
+    index_factory = index_factory or _default_index_factory(question_set, settings, progress, open_index)
+    execute = execute or functools.partial(default_execute, llm=llm)
     run = EvalRun(id=run_id(question_set, configs, strategies), created=datetime.now(UTC).isoformat(timespec="seconds"),
                   question_set=question_set.to_dict(), configs=[c.model_dump() for c in configs],
                   strategies=strategies, label=label)
@@ -288,31 +296,28 @@ def _ensure_documents(index, documents: Sequence[Document], progress: Progress |
     index.ingest(list(missing), progress=report)
 
 
-def _default_index_factory(question_set: QuestionSet, settings: Settings,
-                           progress: Progress | None) -> Callable[[RAGConfig], Any]:
+def _default_index_factory(question_set: QuestionSet, settings: Settings, progress: Progress | None,
+                           open_index: IndexOpener | None) -> Callable[[RAGConfig], Any]:
+    if open_index is None:
+        raise ValueError("run_evaluation needs an index_factory or open_index (rag_core.services.open_index)")
     if question_set.kind == "beir":
-        from rag_core.evaluation.beir import open_beir_index
-        from rag_core.evaluation.questions import load_beir
-
         dataset = load_beir(question_set.source)
 
         def report(stage: str, done: int, total: int) -> None:
             if progress:
                 progress(0, 1, f"{stage} the {dataset.name} corpus: {done}/{total} (embeddings are cached)")
 
-        return lambda config: open_beir_index(dataset, config.embedding.embedder, settings, report)
-
-    from rag_core.services import open_index
+        return lambda config: open_beir_index(dataset, config.embedding.embedder, settings, report,
+                                              open_index=open_index)
 
     return lambda config: open_index(config, settings)
 
 
-def default_execute(question: str, strategy: str, config: RAGConfig, index, settings: Settings) -> Outcome:
-    """Answer ``question`` with the real retriever (one strategy) or the agent."""
+def default_execute(question: str, strategy: str, config: RAGConfig, index, settings: Settings,
+                    llm: Any = None) -> Outcome:
+    """Answer ``question`` with the real retriever (one strategy) or the agent (``llm``: its LLM policies' client)."""
     if strategy == "agent":
-        return _run_agent(question, config, index, settings)
-    from rag_core.retrieval import Retriever
-
+        return _run_agent(question, config, index, settings, llm)
     retrieval = config.retrieval.model_copy(update={"strategy": strategy})
     result = Retriever(index, retrieval, settings).retrieve(question)
     ranked = [(hit.chunk, hit.source_name) for hit in result.hits]
@@ -320,10 +325,8 @@ def default_execute(question: str, strategy: str, config: RAGConfig, index, sett
                    trace=result.to_dict(), route=f"{result.route}: {result.route_reason}")
 
 
-def _run_agent(question: str, config: RAGConfig, index, settings: Settings) -> Outcome:
-    from rag_core.agent import ask
-
-    result = ask(question, index, config, settings)
+def _run_agent(question: str, config: RAGConfig, index, settings: Settings, llm: Any = None) -> Outcome:
+    result = ask(question, index, config, settings, llm=llm)
     ranked = [(hit.chunk, hit.source_name) for hit in result.context_hits]  # the context the answer is drawn from
     citations = set(result.citations)
     cited = [(chunk, source) for chunk, source in ranked if chunk.id in citations]

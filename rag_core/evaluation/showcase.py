@@ -20,10 +20,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag_core.agent import ask
 from rag_core.config import RAGConfig, RetrievalConfig, Settings
 from rag_core.documents import atomic_write_text
-from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches
+from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_golden
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.retrieval import Retriever
 from rag_core.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -82,9 +84,6 @@ def _found(question: Question, ranked: Sequence[tuple[Chunk, str]]) -> tuple[set
 
 def compare(question: Question, index, config: RAGConfig, settings: Settings) -> Comparison:
     """Ask ``question`` with one-shot search and with the offline agent; what each found."""
-    from rag_core.agent import ask
-    from rag_core.retrieval import Retriever
-
     one_shot = Retriever(index, config.retrieval.one_shot(), settings).retrieve(question.question)
     one_shot_found, _ = _found(question, [(h.chunk, h.source_name) for h in one_shot.hits])
     agent = ask(question.question, index, config, settings, policy="offline")
@@ -274,8 +273,6 @@ def prepare_after_ingest(runner: JobRunner, index, config: RAGConfig,
             return None
         if any(job.id != status.id and job.collection == status.collection for job in runner.active()):
             return None
-        from rag_core.evaluation.questions import load_golden
-
         try:
             prepare_showcase(runner, load_golden(), index, config, settings)
         except Exception:  # noqa: BLE001 - the documents are indexed; Home offers to prepare the demo by hand

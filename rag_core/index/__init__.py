@@ -14,8 +14,4 @@ from rag_core.stores.collections import delete_collection, list_collections
 from rag_core.stores.keyword import KeywordIndex as KeywordIndex
 from rag_core.stores.vector import ChromaVectorStore as ChromaVectorStore
 
-# Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora; the write
-# path reads it here at each write, so setting ``rag_core.index.WRITE_BATCH`` tunes it.
-WRITE_BATCH = 512
-
 __all__ = ["Filters", "Index", "IngestReport", "delete_collection", "list_collections"]

@@ -24,11 +24,11 @@ from rag_core.index.reads import IndexReads
 from rag_core.index.search import IndexSearch
 from rag_core.index.sync import IndexSync
 from rag_core.index.writes import IndexWrites
-from rag_core.stores.collections import client, lock_for
+from rag_core.stores.collections import client, lock_for, meta_records
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import HotTier
 from rag_core.stores.keyword import KeywordIndex
-from rag_core.stores.shared import ServerCatalog, meta_records, new_owner
+from rag_core.stores.shared import ServerCatalog, new_owner
 from rag_core.stores.sidestore import SideStore
 from rag_core.stores.vector import ChromaVectorStore, VectorStore, check_collection_name, describe
 

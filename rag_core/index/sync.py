@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rag_core.documents import DocumentStore
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import Snapshot, built_with, doc_order, keyword_names
 from rag_core.stores.collections import client, fresh_client
@@ -163,8 +164,6 @@ class IndexSync:
     def _mirror_sources(self, doc_ids: list[str]) -> None:
         """Copy documents another instance indexed into this instance's document store (so its Documents page,
         Chunk Explorer and evaluations see them); a failure here never stops searching."""
-        from rag_core.documents import DocumentStore
-
         try:
             store = DocumentStore(self.settings.data_dir)
             missing = [doc_id for doc_id in doc_ids if doc_id not in store]

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rag_core.chunking import chunk_document
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import IngestReport, Progress, Snapshot, doc_order, keyword_names, timestamp
 from rag_core.index.sync import synced_stamps
@@ -30,12 +31,9 @@ from rag_core.types import Chunk, Document
 log = logging.getLogger(__name__)
 
 
-def _write_batch() -> int:
-    """Chunks embedded and written per step: ``rag_core.index.WRITE_BATCH``, read at each write so it can be set
-    there (tests make it small)."""
-    from rag_core import index
-
-    return index.WRITE_BATCH
+# Chunks embedded and written per step, so memory stays bounded and progress moves on large corpora; read at each
+# write, so setting ``rag_core.index.writes.WRITE_BATCH`` tunes it (tests make it small).
+WRITE_BATCH = 512
 
 
 class _CommitConflict(IndexError_):
@@ -97,12 +95,7 @@ class IndexWrites:
     ``hot``, ``_store``, ``_side``, ``_lock``, ``_chunker``, ``_catalog`` and ``IndexSync``."""
 
     def _chunk(self, doc: Document) -> list[Chunk]:
-        chunker = self._chunker
-        if chunker is None:
-            try:
-                from rag_core.chunking import chunk_document as chunker
-            except ImportError as e:
-                raise IndexError_("the chunker (rag_core.chunking) is not available in this installation") from e
+        chunker = self._chunker or chunk_document
         return chunker(doc, self.chunking, "all")
 
     def ingest(self, docs: Sequence[Document], progress: Progress | None = None, *, force: bool = False,
@@ -322,7 +315,7 @@ class IndexWrites:
                 last[0] = done
                 progress(done, total)
 
-        write_batch = _write_batch()
+        write_batch = WRITE_BATCH
         try:
             vectors = embed_chunks(new_chunks, names, self.embedder.embed_documents, int(self.embedder.dim),
                                    report_progress, contextual, batch=write_batch)

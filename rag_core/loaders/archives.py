@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+from rag_core.config import get_settings
 from rag_core.errors import LoadError
 from rag_core.loaders.detect import CODE_FILENAMES, SUPPORTED_EXTENSIONS, extension, zip_kind
 from rag_core.loaders.formats import zip_expansion
@@ -39,8 +40,6 @@ def _wanted(member: str) -> bool:
 
 def max_upload_files() -> int:
     """Files one upload may hold (``RAG_MAX_UPLOAD_FILES``): a folder, a pick of files, or a ZIP's members."""
-    from rag_core.config import get_settings
-
     return get_settings().max_upload_files
 
 

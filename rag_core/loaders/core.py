@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import rag_core
+from rag_core.config import get_settings
 from rag_core.errors import LoadError
 from rag_core.loaders.detect import (
     CODE_FILENAMES,
@@ -72,8 +73,6 @@ def document_name(name: str, keep_folders: bool = False) -> str:
 
 
 def default_max_bytes() -> int:
-    from rag_core.config import get_settings
-
     return get_settings().max_upload_mb * 1024 * 1024
 
 
@@ -91,8 +90,6 @@ def check_headings(name: str, text: str, limit: int) -> None:
 
 
 def _settings():
-    from rag_core.config import get_settings
-
     return get_settings()
 
 

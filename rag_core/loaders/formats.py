@@ -121,6 +121,7 @@ def check_zip_bomb(name: str, data: bytes) -> None:
 def _outline_level(paragraph) -> int | None:
     """Heading level from ``w:outlineLvl`` on the paragraph or its style chain (localised Word names its heading
     styles "Überschrift 1", "Titre 1" …, but the outline level is the same); None for body text."""
+    # lazy: python-docx is heavy, imported only where it is used
     from docx.oxml.ns import qn
 
     elements = [paragraph._p]
@@ -137,6 +138,7 @@ def _outline_level(paragraph) -> int | None:
 
 
 def _docx_paragraph(paragraph, numbered_counters: dict[int, int], heading_shift: int = 0) -> str:
+    # lazy: python-docx is heavy, imported only where it is used
     from docx.oxml.ns import qn
 
     text = paragraph.text.replace("\r", "").strip()
@@ -179,6 +181,7 @@ def convert_docx(name: str, data: bytes) -> Converted:
     """Headings by style level → ``#`` (one level deeper under a Title), tables → Markdown tables, list
     paragraphs → ``- `` items."""
     check_zip_bomb(name, data)
+    # lazy: python-docx is heavy, imported only where it is used
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph

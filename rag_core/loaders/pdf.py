@@ -51,6 +51,7 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
 
 def convert_pdf(name: str, data: bytes) -> Converted:
     """Markdown for a PDF; ``metadata["pages"]`` maps text offsets to page numbers."""
+    # lazy: pypdf is heavy, imported only where it is used
     from pypdf.errors import LimitReachedError, PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns loudly on harmless quirks
@@ -91,6 +92,7 @@ def convert_pdf(name: str, data: bytes) -> Converted:
 
 
 def _open(name: str, data: bytes):
+    # lazy: pypdf is heavy, imported only where it is used
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
@@ -180,6 +182,7 @@ def _columns(chars: list[dict[str, Any]], left: float, width: float) -> str:
 
 def _read_pages(data: bytes, password: str | None) -> tuple[list[Line], list[Table], int]:
     """Text lines outside tables, the tables, and the page count, page by page (cache freed as it goes)."""
+    # lazy: pdfplumber is heavy, imported only where it is used
     import pdfplumber
 
     lines: list[Line] = []
@@ -270,6 +273,7 @@ def _structured(name: str, lines: list[Line], tables: list[Table], outline: list
 
 def _plain_text(name: str, reader) -> Converted:
     """pypdf's text page by page (no structure): the fallback when the layout cannot be read."""
+    # lazy: pypdf is heavy, imported only where it is used
     from pypdf.errors import PyPdfError
 
     parts: list[str] = []

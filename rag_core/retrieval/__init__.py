@@ -1,10 +1,11 @@
 """Retrieval (layers 2–4): query construction, routing, fusion, confidence-gated search, de-dup, formatting.
 
-Pure functions are re-exported here; ``Retriever`` (which needs the index and so ChromaDB) loads on first use.
+Pure functions are re-exported here, with ``Retriever`` (``dynamic``), which searches an index.
 """
 
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence, vector_confidence
 from rag_core.retrieval.dedup import DedupReport, dedup_hits
+from rag_core.retrieval.dynamic import Retriever
 from rag_core.retrieval.formatting import FormattedContext, format_context
 from rag_core.retrieval.fusion import Fused, rrf_fuse, weighted_fuse
 from rag_core.retrieval.intent import Intent, classify_intent
@@ -37,11 +38,3 @@ __all__ = [
     "web_search",
     "weighted_fuse",
 ]
-
-
-def __getattr__(name: str):
-    if name == "Retriever":
-        from rag_core.retrieval.dynamic import Retriever
-
-        return Retriever
-    raise AttributeError(f"module 'rag_core.retrieval' has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -22,8 +23,6 @@ _STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | _EXTRA_STOPWORDS
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 

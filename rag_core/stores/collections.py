@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.config import Settings
+from rag_core.errors import IndexError_
+from rag_core.stores.shared import META_COLLECTION, MetaRecords, ServerCatalog
 from rag_core.stores.sidestore import SideStore
 from rag_core.stores.vector import (
     check_collection_name,
@@ -52,6 +54,7 @@ def fresh_client(settings: Settings):
     and offers no public way to reload it, hence the use of ``SharedSystemClient``'s cache below.
     """
     try:
+        # lazy: ChromaDB is heavy, imported only where it is used
         from chromadb.api.shared_system_client import SharedSystemClient
 
         path = str(Path(settings.data_dir) / "chroma")
@@ -64,13 +67,15 @@ def fresh_client(settings: Settings):
         return None
 
 
+def meta_records(settings: Settings) -> MetaRecords:
+    """The ``studio-meta`` records of the configured Chroma server (the per-process shared client)."""
+    return MetaRecords(lambda: client(settings), describe(settings))
+
+
 def read_manifest(name: str, settings: Settings) -> dict[str, Any] | None:
     """The committed manifest of index ``name`` (the server's with a Chroma server), None when there is none."""
     check_collection_name(name)
     if settings.chroma_host:
-        from rag_core.errors import IndexError_
-        from rag_core.stores.shared import ServerCatalog, meta_records
-
         try:
             return ServerCatalog(meta_records(settings), name).read_manifest()
         except IndexError_:  # the server is down: an index cached here still answers keyword search
@@ -96,8 +101,6 @@ def list_collections(settings: Settings) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     root = Path(settings.data_dir) / "indexes"
     if settings.chroma_host:
-        from rag_core.stores.shared import META_COLLECTION, ServerCatalog, meta_records
-
         records = meta_records(settings)
         for index_name in sorted({str(m.get("index")) for _, _, m in records.find({"kind": "manifest"})}):
             manifest = ServerCatalog(records, index_name).read_manifest()
@@ -128,8 +131,6 @@ def delete_collection(name: str, settings: Settings) -> bool:
     with lock_for(side.root), side.write_lock():
         existed = False
         if settings.chroma_host:
-            from rag_core.stores.shared import ServerCatalog, meta_records
-
             catalog = ServerCatalog(meta_records(settings), name)
             existed = catalog.head() is not None
             catalog.delete_all()  # the manifests first: other instances stop serving the index at their next check

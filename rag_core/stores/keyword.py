@@ -14,7 +14,9 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import bm25s
 import numpy as np
+import Stemmer
 
 from rag_core.stores.contextual import context_text
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk
@@ -27,16 +29,12 @@ def _stemmer():
     # PyStemmer objects are not thread-safe: one per thread.
     stemmer = getattr(_local, "stemmer", None)
     if stemmer is None:
-        import Stemmer
-
         stemmer = _local.stemmer = Stemmer.Stemmer("english")
     return stemmer
 
 
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """Lower-cased, English-stop-word-free, Snowball-stemmed tokens of each text."""
-    import bm25s
-
     return bm25s.tokenize(
         list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
     )
@@ -92,8 +90,6 @@ class KeywordIndex:
     @classmethod
     def build(cls, chunks: Mapping[str, Chunk], names: Mapping[str, str] | None = None) -> KeywordIndex:
         """BM25 over ``chunks`` as ``index_text`` reads them (``names``: document id → name)."""
-        import bm25s
-
         names = names or {}
         by_granularity: dict[str, list[str]] = {}
         for chunk_id, chunk in chunks.items():
@@ -121,8 +117,6 @@ class KeywordIndex:
     def load(cls, directory: Path, chunks: Mapping[str, Chunk], names: Mapping[str, str] | None = None,
              ) -> KeywordIndex:
         """Load a saved index; rebuilds from ``chunks`` when the files are missing or disagree with them."""
-        import bm25s
-
         subs = {}
         try:
             for granularity in GRANULARITIES:

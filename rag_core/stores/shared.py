@@ -363,11 +363,3 @@ class SharedRecords:
             return False
         self.records.delete([self._id(key)])
         return True
-
-
-def meta_records(settings) -> MetaRecords:
-    """The ``studio-meta`` records of the configured Chroma server (the per-process shared client)."""
-    from rag_core.stores.collections import client
-    from rag_core.stores.vector import describe
-
-    return MetaRecords(lambda: client(settings), describe(settings))

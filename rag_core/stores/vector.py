@@ -71,6 +71,7 @@ def describe(settings: Settings) -> str:
 
 def make_client(settings: Settings):
     """A Chroma client: ``HttpClient`` when a server is configured, else an embedded ``PersistentClient``."""
+    # lazy: ChromaDB is heavy, imported only where it is used
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 

@@ -5,6 +5,7 @@ import pytest
 from rag_core.cli import main
 from rag_core.evaluation.beir import evaluate_beir, fuse
 from rag_core.evaluation.questions import load_beir
+from rag_core.services import open_index
 
 CORPUS = [
     {"_id": "d1", "title": "Aspirin and headaches", "text": "Aspirin relieves tension headaches in adults."},
@@ -28,14 +29,14 @@ def beir_dir(tmp_path):
 
 
 def test_bm25_on_a_tiny_beir_folder(beir_dir):
-    report = evaluate_beir(load_beir(beir_dir), "bm25", k=10)
+    report = evaluate_beir(load_beir(beir_dir), "bm25", k=10, open_index=open_index)
     # q1, q2 find their document first; q3 finds d3 first and never d4 (no shared term)
     assert report.run["q1"][0] == "d1" and report.run["q2"][0] == "d2" and report.run["q3"] == ["d3"]
     assert report.metrics["mrr@10"] == 1.0
     assert report.metrics["recall@10"] == pytest.approx((1 + 1 + 0.5) / 3)
     assert report.metrics["queries"] == 3 and report.settings["embedder"] == "hash"
     # a second run reuses the index built by the first
-    assert evaluate_beir(load_beir(beir_dir), "bm25", k=10).metrics == report.metrics
+    assert evaluate_beir(load_beir(beir_dir), "bm25", k=10, open_index=open_index).metrics == report.metrics
 
 
 def test_fuse_rrf_and_weighted():
@@ -67,7 +68,7 @@ def test_runner_on_a_beir_question_set_uses_the_beir_index(beir_dir):
     assert question_set.source == str(beir_dir.resolve())
     stages = []
     run = run_evaluation(question_set, [RAGConfig(name="h", embedding=EmbeddingConfig(embedder="hash"))],
-                         ["keyword"], progress=lambda d, t, label: stages.append(label))
+                         ["keyword"], progress=lambda d, t, label: stages.append(label), open_index=open_index)
     assert run.status == "complete" and len(run.records) == 3
     assert any(label.startswith("indexing the tinybeir corpus") for label in stages)
     by_question = {r["question_id"]: r for r in run.records}

@@ -5,6 +5,7 @@ import pytest
 from rag_core.evaluation.beir import evaluate_beir
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import load_beir
+from rag_core.services import open_index
 
 
 @pytest.mark.slow
@@ -13,7 +14,7 @@ def test_scifact_bm25_metrics_equal_ir_measures(shared_dir):
     from ir_measures import MRR, R, nDCG
 
     dataset = load_beir(shared_dir / "datasets" / "scifact")
-    report = evaluate_beir(dataset, "bm25", k=10)
+    report = evaluate_beir(dataset, "bm25", k=10, open_index=open_index)
     assert report.metrics["queries"] == 300
     ours = evaluate_run(report.run, dataset.qrels, ks=(10, 100))
     qrels = [ir_measures.Qrel(qid, doc, rel) for qid, docs in dataset.qrels.items() for doc, rel in docs.items()]

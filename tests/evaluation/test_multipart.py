@@ -75,7 +75,7 @@ def _hits(fakes, files) -> list[Hit]:
 
 def _fake_ask(fakes, script):
     """An ``ask`` returning the context and verdict scripted per question (the agent itself is not run)."""
-    def ask(question, index, config, settings):
+    def ask(question, index, config, settings, llm=None):
         files, found = script[question]
         hits = _hits(fakes, files)
         answer = "An answer." if found else "The documents do not answer this question."
@@ -87,7 +87,7 @@ def _fake_ask(fakes, script):
 
 def _run(monkeypatch, fakes, script):
     """Run the three ROWS with a search-only strategy and the agent, both retrieving the files ``script`` names."""
-    monkeypatch.setattr("rag_core.agent.ask", _fake_ask(fakes, script))
+    monkeypatch.setattr("rag_core.evaluation.runner.ask", _fake_ask(fakes, script))
     qs = parse_upload("multihop.jsonl", _jsonl(ROWS))
 
     def execute(question, strategy, config, index, settings):

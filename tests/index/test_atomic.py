@@ -78,7 +78,8 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
         spec.loader.exec_module(fakes)
         import rag_core.index as index_module
         from rag_core.config import Settings
-        index_module.WRITE_BATCH = 2  # small batches: some vectors land before the stall
+        import rag_core.index.writes
+        rag_core.index.writes.WRITE_BATCH = 2  # small batches: some vectors land before the stall
 
         upsert, writes = index_module.ChromaVectorStore.upsert, []
 

@@ -17,16 +17,13 @@ __all__ = ["AnswerOnlyPolicy", "LLMPolicy", "OfflinePolicy", "make_policy"]
 
 
 def make_policy(name: str, settings: Settings | None, llm: Any = None) -> Policy:
-    """The named policy: ``offline``, ``llm`` or ``llm-answer`` (the last two need a configured LLM)."""
-    from rag_core.services import open_llm
-
+    """The named policy: ``offline``, ``llm`` or ``llm-answer`` (the last two need ``llm``, the client the caller
+    opened with ``rag_core.services.open_llm``)."""
     if name == "offline":
         return OfflinePolicy()
     if name in ("llm", "llm-answer"):
         if llm is None:
-            if settings is None or not settings.llm_configured:
-                raise LLMError(f"the {name} policy needs an LLM: set RAG_LLM_BASE_URL, RAG_LLM_MODEL and "
-                               "RAG_LLM_API_KEY")
-            llm = open_llm(settings)
+            raise LLMError(f"the {name} policy needs an LLM: set RAG_LLM_BASE_URL, RAG_LLM_MODEL and "
+                           "RAG_LLM_API_KEY")
         return LLMPolicy(llm) if name == "llm" else AnswerOnlyPolicy(llm)
     raise ValueError(f"unknown policy {name!r}; choose {', '.join(POLICY_NAMES)}")

@@ -26,6 +26,7 @@ import re
 from collections import deque
 from typing import Any
 
+from rag_core.agent.policies.answer_only import AnswerOnlyPolicy
 from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.tools import (
     TOOL_NAMES,
@@ -34,6 +35,7 @@ from rag_core.agent.tools import (
     parse_arguments,
     tool_definitions,
     untrusted,
+    untrusted_text,
 )
 from rag_core.llm import ChatResult, LLMClient, LLMContextOverflow, LLMToolsUnsupported, ToolCall, tool_arguments
 from rag_core.tokens import count_tokens
@@ -191,7 +193,6 @@ class LLMPolicy:
         self.pending.clear()
         self.ignored, self._forced, self._searched_for_model, self._raw = 0, "", False, {}
         self.messages = [{"role": "system", "content": system_prompt(run)}]
-        from rag_core.agent.tools import untrusted_text
 
         for turn in run.state.turns[-3:]:  # earlier answers quote documents: wrapped as untrusted too
             self.messages.append({"role": "user", "content": turn.question})
@@ -331,8 +332,6 @@ class LLMPolicy:
                       llm_tokens=tokens, llm_retries=list(retries), call_id=call_id)
 
     def _answer_only(self):
-        from rag_core.agent.policies.answer_only import AnswerOnlyPolicy
-
         return AnswerOnlyPolicy(self.client, self.temperature)
 
 

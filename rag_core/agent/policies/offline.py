@@ -29,6 +29,7 @@ from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
 from rag_core.retrieval.intent import classify_intent
+from rag_core.retrieval.rewrite import rewrite_query
 from rag_core.retrieval.text import content_terms, term_coverage
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
@@ -111,8 +112,6 @@ def decompose(question: str) -> list[str]:
 
 def rewritten(query: str) -> str:
     """A keyword form of ``query`` for the retry: its meaningful words as written, framing dropped."""
-    from rag_core.retrieval.rewrite import rewrite_query
-
     stripped = rewrite_query(query).query
     kept = [w for w in re.findall(r"[\w.\-/`]+", stripped) if content_terms(w)]
     return " ".join(kept) or stripped
