@@ -163,9 +163,9 @@ def render_details(result: AgentResult, turn: int) -> None:
     if any(s.confidence_by_iteration for s in result.steps):
         left.plotly_chart(confidence_figure(result), key=f"conf-{turn}")
     right.plotly_chart(gauge(result.context_tokens, result.context.get("budget", 0) or 1), key=f"gauge-{turn}")
-    trimmed = [h for h in result.context_hits if "trimmed_from" in h.chunk.metadata]
-    if trimmed:  # a question of several parts: more places, fewer sentences each (rag_core.agent.compress)
-        saved = sum(h.chunk.metadata["trimmed_from"] - h.chunk.tokens for h in trimmed)
+    trimmed = result.context.get("trimmed", [])  # what the loop recorded (rag_core.agent.compress)
+    if trimmed:  # a question of several parts: more places, fewer sentences each
+        saved = sum(t["trimmed_from"] - t["tokens"] for t in trimmed)
         st.caption(f":material/content_cut: {len(trimmed)} of {len(result.context_hits)} chunks trimmed to their most "
                    f"relevant sentences so more places fit ({saved} tokens left out; `[…]` marks a cut)")
     with st.expander("Context receipt: exactly what the model saw"):

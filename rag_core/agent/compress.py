@@ -56,11 +56,9 @@ class _Unit:
 class _Plan:
     hit: Hit
     units: list[_Unit]
-    headings: list[tuple[int, int]]
     whole: bool  # kept whole or not at all (code, or too small to cut)
     order: list[int] = field(default_factory=list)  # unit indices, best first
     kept: set[int] = field(default_factory=set)
-    next: int = 0
 
 
 def units_of(text: str) -> tuple[list[tuple[int, int, tuple[tuple[int, int], ...]]], list[tuple[int, int]]]:
@@ -91,10 +89,10 @@ def units_of(text: str) -> tuple[list[tuple[int, int, tuple[tuple[int, int], ...
 
 def _plan(hit: Hit) -> _Plan:
     text = hit.chunk.text
-    spans, headings = units_of(text)
+    spans, _ = units_of(text)  # heading lines are left out of a cut chunk (see _render)
     units = [_Unit(s, e, prefix=p) for s, e, p in spans]
     whole = hit.chunk.chunk_type == "code" or len(units) <= 1
-    return _Plan(hit, units, headings, whole)
+    return _Plan(hit, units, whole)
 
 
 def _render(plan: _Plan) -> str:
@@ -143,20 +141,16 @@ def _size(plan: _Plan, exact: bool = False, extra: int | None = None) -> int:
 
 
 def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
-                  relevance: Callable[[Sequence[str], Sequence[str]], np.ndarray],
-                  cost: Callable[[Hit], int] | None = None) -> list[Hit]:
+                  relevance: Callable[[Sequence[str], Sequence[str]], np.ndarray]) -> list[Hit]:
     """``hits`` (best first) fitted into ``budget`` tokens by keeping each chunk's most relevant units.
 
     ``relevance(queries, texts)`` scores each text (columns) for each query (rows); a unit's score is its best
-    over ``queries``. ``cost(hit)`` is what a whole hit costs in the context (default: its chunk's tokens; the
-    caller may count formatting). Returns the hits kept, in the given order; a cut chunk is a copy with the
+    over ``queries``. Returns the hits kept, in the given order; a cut chunk is a copy with the
     trimmed text and token count, ``metadata["trimmed_from"]`` its whole size. Whole when everything fits.
     """
-    cost = cost or (lambda hit: hit.chunk.tokens)
-    if sum(cost(h) for h in hits) <= budget:
+    if sum(h.chunk.tokens for h in hits) <= budget:
         return list(hits)
     plans = [_plan(h) for h in hits]
-    overhead = {id(p): max(0, cost(p.hit) - p.hit.chunk.tokens) for p in plans}  # formatting per chunk
     texts = [p.hit.chunk.text[u.start:u.end] for p in plans for u in p.units]
     matrix = relevance(list(queries), texts) if texts and queries else np.zeros((1, len(texts)))
     scores = np.max(matrix, axis=0)
@@ -169,25 +163,24 @@ def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
     used = 0
     # Units in the order (chunk's position + UNIT_WEIGHT × unit's rank in its chunk): a chunk's next best
     # sentence competes with the best sentences of the chunks ranked below it.
-    weight = UNIT_WEIGHT
     queue = []
     for p, plan in enumerate(plans):
         if plan.whole:
             queue.append((p, 0, plan, None))
         else:
-            queue += [(p + weight * r, r, plan, unit) for r, unit in enumerate(plan.order)]
+            queue += [(p + UNIT_WEIGHT * r, r, plan, unit) for r, unit in enumerate(plan.order)]
     queue.sort(key=lambda entry: (entry[0], entry[1]))
     size: dict[int, int] = {}  # each chunk's tokens so far (estimated while filling)
     taken: list[tuple[_Plan, int]] = []  # units in the order they were taken
     for _, _, plan, unit in queue:
         if plan.whole:
-            whole = cost(plan.hit)
+            whole = plan.hit.chunk.tokens
             if used + whole <= budget:
                 plan.kept = set(range(len(plan.units)))
                 used += whole
             continue
         grown = _size(plan, extra=unit)
-        extra = grown - size.get(id(plan), 0) + (overhead[id(plan)] if not plan.kept else 0)
+        extra = grown - size.get(id(plan), 0)
         if used + extra <= budget:
             plan.kept.add(unit)
             size[id(plan)] = grown
@@ -196,24 +189,24 @@ def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
     # The estimate is per character: count the cut chunks' real tokens and give back the units taken last until
     # the context fits.
     for plan in {id(p): p for p, _ in taken}.values():
-        used += _size(plan, exact=True) - size[id(plan)]
-        size[id(plan)] = _size(plan, exact=True)
+        exact = _size(plan, exact=True)
+        used += exact - size[id(plan)]
+        size[id(plan)] = exact
     while used > budget and taken:
         plan, unit = taken.pop()
         plan.kept.discard(unit)
         now = _size(plan, exact=True)
-        used += now - size[id(plan)] - (overhead[id(plan)] if not plan.kept else 0)
+        used += now - size[id(plan)]
         size[id(plan)] = now
-    chosen = [p for p in plans if p.kept]
     out = []
     for plan in plans:
-        if plan not in chosen:
+        if not plan.kept:
             continue
         if plan.whole or len(plan.kept) == len(plan.units):
             out.append(plan.hit)
             continue
         text = _render(plan)
-        chunk = replace(plan.hit.chunk, text=text, tokens=count_tokens(text), verbatim=False,
+        chunk = replace(plan.hit.chunk, text=text, tokens=size[id(plan)], verbatim=False,
                         metadata={**plan.hit.chunk.metadata, "trimmed_from": plan.hit.chunk.tokens,
                                   "units_kept": f"{len(plan.kept)} of {len(plan.units)}"})
         out.append(replace(plan.hit, chunk=chunk))

@@ -58,6 +58,8 @@ class PartCoverage:
     chunk_ids: list[str] = field(default_factory=list)
     # The text of the part this one refers back to (its pronouns name what that part names); "" if none.
     refers_to: str = ""
+    # Every chunk scored at least PART_COVERED for this part (its evidence; not in ``to_dict``).
+    supporting: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "query": self.query, "role": self.role, "covered": self.covered,
@@ -161,7 +163,8 @@ def score_parts(parts: Sequence[Any], hits: Sequence[Hit], embed: Callable[[list
         cited = [chunks[j].id for j in order[:2] if float(row[j]) >= max(PART_COVERED, best - 0.05)]
         out.append(PartCoverage(text=part.text, query=part.query, role=getattr(part, "role", "question"),
                                 covered=best >= PART_COVERED, confidence=best, chunk_ids=cited,
-                                refers_to=getattr(part, "refers_to", "")))
+                                refers_to=getattr(part, "refers_to", ""),
+                                supporting=[chunks[j].id for j in order if float(row[j]) >= PART_COVERED]))
     return out
 
 

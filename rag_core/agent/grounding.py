@@ -23,7 +23,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_core.agent.coverage import PART_COVERED, embedder_id, relevance
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.text import content_terms, term_coverage
 from rag_core.types import Hit
@@ -317,19 +316,15 @@ def citation_sources(citations: Sequence[str], model_cited: Collection[str], att
     return out
 
 
-def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit], index: Any) -> set[str]:
+def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit]) -> set[str]:
     """Ids of the held chunks that are evidence for a covered part of the question: the part's own evidence
-    (``PartCoverage.chunk_ids``), any chunk as relevant to it as ``coverage.PART_COVERED`` requires, and the other
-    held chunks of those chunks' sections (the command block under the prose that explains it: a code block alone
-    scores low against a question in words, yet it is the answer to "how do I rotate a key?")."""
+    (``PartCoverage.chunk_ids``), any chunk as relevant to it as ``coverage.PART_COVERED`` requires (scored once,
+    by ``coverage.score_parts``: ``PartCoverage.supporting``), and the other held chunks of those chunks' sections
+    (the command block under the prose that explains it: a code block alone scores low against a question in
+    words, yet it is the answer to "how do I rotate a key?")."""
     covered_parts = [p for p in parts if p.covered]
-    ids = {c for p in covered_parts for c in p.chunk_ids}
-    if not covered_parts or not hits:
-        return ids
+    ids = {c for p in covered_parts for c in [*p.chunk_ids, *p.supporting]}
     chunks = [h.chunk for h in hits]
-    scores = relevance([p.query for p in covered_parts], chunks, getattr(index, "embed_texts", None),
-                       embedder_id(index))
-    ids |= {chunks[j].id for j in range(len(chunks)) if float(scores[:, j].max()) >= PART_COVERED}
     sections = {(c.doc_id, tuple(c.heading_path)) for c in chunks if c.id in ids and c.heading_path}
     ids |= {c.id for c in chunks if (c.doc_id, tuple(c.heading_path)) in sections}
     return ids

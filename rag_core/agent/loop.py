@@ -196,7 +196,7 @@ def run_agent(
         if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
             run.steps[-1].args = {"answer": answer, "citations": []}
             run.steps[-1].reason += f"; not found: {found_reason}"
-    covered = covered_evidence(coverage, context.hits, index) if extractive and found else None
+    covered = covered_evidence(coverage, context.hits) if extractive and found else None
     if covered and any(c not in covered for c in citations):
         # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
         # is not grounded (``grounding.check_grounding``), however many words it shares with the question.

@@ -167,7 +167,7 @@ def test_an_extractive_answer_quotes_only_the_evidence_that_covers_the_question(
     question = "How long do tokens last, and how do I rotate an API key?"
     before = ask(question, index, RAGConfig(), policy="offline", retriever=FakeRetriever(index, RetrievalConfig()))
     assert "auth-p1" in before.citations  # the key-rotation paragraph is quoted when it counts as evidence
-    monkeypatch.setattr(loop, "covered_evidence", lambda parts, hits, idx: {"auth-p0"})
+    monkeypatch.setattr(loop, "covered_evidence", lambda parts, hits: {"auth-p0"})
     after = ask(question, index, RAGConfig(), policy="offline", retriever=FakeRetriever(index, RetrievalConfig()))
     assert after.citations == ["auth-p0"] and "Tokens expire after 30 minutes" in after.answer
     assert after.steps[-1].args["citations"] == ["auth-p0"]

@@ -180,12 +180,12 @@ class OfflinePolicy:
             # git dependency" shares "package"): the earlier context is reused only when one of its chunks is
             # relevant to the new question with confidence, as a search would judge it.
             coverage = term_coverage(content_terms(run.question), "\n".join(h.chunk.text for h in held))
-            best = _best_held(run, run.question)
+            index = run.toolbox.index
+            scores = relevance([run.question], [h.chunk for h in held], index.embed_texts, embedder_id(index))[0]
+            best = float(scores.max())
             if coverage >= COVERAGE_TO_SKIP and best >= run.threshold:
                 # The held chunks were ranked for the earlier question: rank them for this one, so the answer
                 # quotes what bears on it ("rotate the database password" after "rotate an API key").
-                index = run.toolbox.index
-                scores = relevance([run.question], [h.chunk for h in held], index.embed_texts, embedder_id(index))[0]
                 rescored = [replace(h, confidence=float(c)) for h, c in zip(held, scores, strict=True)]
                 run.context.hits = sorted(rescored, key=lambda h: -h.confidence)
                 self.skip_reason = (f"conditional retrieval: the context from the previous turn already holds "
