@@ -109,11 +109,20 @@ def _reload(page) -> None:
 
 
 def _search(page, query: str) -> str:
+    """Search from the Lab's box; the page's text once the run for *this* query has drawn. While the re-index
+    holds both cores the rerun can start later than ``_settle``'s first look, which then saw the previous
+    query's results as settled: so wait for the results to change first (a search that keeps showing the
+    previous results times out here and fails)."""
+    main = page.locator('[data-testid="stMain"]')
+    before = main.inner_text()
     box = page.locator('[data-testid="stTextInput"] input').first
     box.fill(query)
     box.press("Enter")
+    page.wait_for_function(
+        "before => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+        " return m && m.innerText !== before; }", arg=before, timeout=120_000)
     _settle(page, 120_000)
-    return page.locator('[data-testid="stMain"]').inner_text()
+    return main.inner_text()
 
 
 def test_searches_during_the_reindex_find_every_document(served, page):
