@@ -26,16 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.docsqa import DEFAULT_DATA_DIR, load_fastapi, normalize_ws, open_built
 from bench.results_file import publish
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fakes"))
-import openai_server as fake  # noqa: E402
+from tests.fakes import openai_server as fake
 
 INVENTED = ("made-up method", "runaway identifier", "wrong number", "wrong citation", "from memory",
             "repeated URL citations", "numbered repetition", "empty", "cut off")

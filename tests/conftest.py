@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -41,6 +42,28 @@ def chroma_server(tmp_path_factory):
 
     with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
         yield server
+
+
+@pytest.fixture
+def collection_name(request) -> str:
+    """A collection name unique per test (the server is shared by the whole session)."""
+    return "t-" + hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:12]
+
+
+@pytest.fixture
+def scripted_server():
+    """Factory: ``with scripted_server([...]) as server`` gives a loopback chat-completions server."""
+    from tests.fakes.openai_server import ScriptedOpenAIServer
+
+    return ScriptedOpenAIServer
+
+
+@pytest.fixture
+def make_llm_settings():
+    """``make_llm_settings(base_url, **overrides)``: settings whose LLM is a scripted server."""
+    from tests.fakes.openai_server import llm_settings
+
+    return llm_settings
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ The odd shapes go through the real ``openai`` client against the loopback script
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
@@ -25,11 +23,10 @@ from rag_core.llm import (
     tool_name,
     usage_counts,
 )
-
-_spec = importlib.util.spec_from_file_location("hostile_agent_fakes", Path(__file__).parent / "agent" / "conftest.py")
-agent_fakes = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(agent_fakes)  # the agent tests' fake index and retriever; puts tests/fakes on sys.path
-import openai_server as fake  # noqa: E402
+from tests.fakes import openai_server as fake
+from tests.fakes.index import agent_index
+from tests.fakes.openai_server import llm_settings
+from tests.fakes.retriever import FakeRetriever
 
 QUESTION = "How do I rotate an API key?"
 BIG = "7" * 5000  # past Python's 4,300-digit limit on int("...")
@@ -70,10 +67,10 @@ def raw_reply(old: str, new: str) -> dict:
 
 
 def _ask(server, policy="llm"):
-    index = agent_fakes.FakeIndex()
-    client = LLMClient(agent_fakes.llm_settings(server.base_url, llm_max_retries=0))
+    index = agent_index()
+    client = LLMClient(llm_settings(server.base_url, llm_max_retries=0))
     return ask(QUESTION, index, RAGConfig(), policy=policy, llm=client,
-               retriever=agent_fakes.FakeRetriever(index, RetrievalConfig()))
+               retriever=FakeRetriever(index, RetrievalConfig()))
 
 
 TOOL_ERRORS = {

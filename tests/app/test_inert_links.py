@@ -4,7 +4,6 @@ no ``//``), bare URLs and reference links alike, in messages (``md_inert``), lab
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 from tests.app.test_untrusted_text import active_parts
+from tests.fakes import openai_server as fake
 from ui.text import md_escape, md_inert, safe_markdown
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
@@ -74,9 +74,6 @@ def _shown(at) -> str:
 
 
 def test_an_autolink_in_a_server_error_is_inert_in_the_page(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     with fake.ScriptedOpenAIServer([fake.error(400, f"model {BEACON} does not exist")] * 4) as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "asked-model")
@@ -91,9 +88,6 @@ def test_an_autolink_in_a_server_error_is_inert_in_the_page(indexed, monkeypatch
 
 
 def test_an_autolink_as_the_served_model_name_is_inert_in_the_page(indexed, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     with fake.LlamaCppServer([fake.answer("Press Rotate [1].")], alias=BEACON, route="keyword") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "asked-model")

@@ -5,14 +5,9 @@ an uncited answer flagged as ungrounded in the output."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-
-import openai_server as fake  # noqa: E402
 
 from rag_core.cli import main  # noqa: E402
+from tests.fakes import openai_server as fake
 
 
 def test_unreachable_llm_is_reported_and_exit_is_non_zero(tmp_path, capsys, monkeypatch):

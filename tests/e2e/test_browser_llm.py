@@ -3,9 +3,6 @@ and a planted image in the answer is not fetched (Debian chromium, Playwright, a
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from tests.e2e.serving import require_browser, serve_app
@@ -16,9 +13,7 @@ from tests.e2e.test_browser import (  # noqa: F401 - the browser and page fixtur
     browser,
     page,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-import openai_server as fake  # noqa: E402
+from tests.fakes import openai_server as fake
 
 pytestmark = pytest.mark.browser
 

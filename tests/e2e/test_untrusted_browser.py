@@ -9,7 +9,6 @@ Streamlit exception boxes are counted: all must stay at zero.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -17,13 +16,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.e2e.serving import CHROMIUM, REPO, require_browser, serve_app
+from tests.fakes import openai_server
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
-sys.path.insert(0, str(REPO / "tests" / "fakes"))
-
-import openai_server  # noqa: E402
 
 
 class Beacon:

@@ -5,18 +5,13 @@ rest over to the offline templates."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-
-import openai_server as fake  # noqa: E402
 
 from rag_core.config import Settings  # noqa: E402
 from rag_core.evaluation.draft import check_spans, draft_questions  # noqa: E402
 from rag_core.evaluation.draft_llm import locate, parse_reply, repeats_wording  # noqa: E402
 from rag_core.llm import LLMClient  # noqa: E402
 from rag_core.loaders import load_bytes  # noqa: E402
+from tests.fakes import openai_server as fake
 
 GUIDE = """# Wrenfall keys
 

@@ -13,6 +13,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rag_core.config import Settings
+
 
 def completion(message: dict[str, Any], finish_reason: str = "stop", tokens: tuple[int, int] = (50, 10)) -> dict:
     return {
@@ -43,6 +45,15 @@ def tool_call(name: str, arguments: dict | str, call_id: str = "call_1", content
 
 def error(status: int, message: str = "scripted failure", headers: dict | None = None) -> dict[str, Any]:
     return {"status": status, "body": {"error": {"message": message, "type": "server_error"}}, "headers": headers or {}}
+
+
+def llm_settings(base_url: str, **overrides) -> Settings:
+    """Settings whose LLM is the scripted server at ``base_url``: short timeouts, two retries, unless overridden."""
+    values = {"llm_base_url": base_url, "llm_model": "scripted-model", "llm_api_key": "k", "llm_timeout_s": 5.0,
+              "llm_timeout_per_1k_prompt_s": 0.0,  # a fixed timeout unless a test asks for the growing one
+              "llm_max_retries": 2}
+    values.update(overrides)
+    return Settings(**values)
 
 
 class ScriptedOpenAIServer:

@@ -17,7 +17,6 @@ from rag_core.errors import IndexError_
 from rag_core.index import Filters
 
 REPO = Path(__file__).resolve().parents[2]
-CONFTEST = Path(__file__).with_name("conftest.py")
 
 
 def snapshot(index):
@@ -72,13 +71,12 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
     """Start a subprocess that ingests one sample document; with ``marker`` it stalls after its second vector
     write, once it has touched the marker."""
     script = textwrap.dedent(f"""
-        import importlib.util, sys, time
-        spec = importlib.util.spec_from_file_location("index_fakes", {str(CONFTEST)!r})
-        fakes = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(fakes)
+        import time
         import rag_core.index as index_module
         from rag_core.config import Settings
         import rag_core.index.writes
+        from tests.fakes import chunker
+        from tests.fakes.embedder import WordHashEmbedder
         rag_core.index.writes.WRITE_BATCH = 2  # small batches: some vectors land before the stall
 
         upsert, writes = index_module.ChromaVectorStore.upsert, []
@@ -94,8 +92,8 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
 
         settings = Settings(data_dir={str(settings.data_dir)!r}, chroma_host={settings.chroma_host!r},
                             chroma_port={settings.chroma_port})
-        index = index_module.Index.open({name!r}, settings, fakes.FakeEmbedder(), None, chunker=fakes.fake_chunker)
-        index.ingest([fakes.make_doc({doc_var.lower() + ".md"!r}, fakes.{doc_var})], force=True)
+        index = index_module.Index.open({name!r}, settings, WordHashEmbedder(), None, chunker=chunker.fake_chunker)
+        index.ingest([chunker.make_doc({doc_var.lower() + ".md"!r}, chunker.{doc_var})], force=True)
         print("done")
     """)
     path = tmp_path / f"ingest_{doc_var}.py"

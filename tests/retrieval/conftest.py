@@ -1,20 +1,17 @@
-"""Fakes for retrieval tests: literal chunks and a small in-memory index with the real Index's search API."""
+"""Retrieval fixtures: literal chunks, an in-memory index over them (``tests.fakes.index``), a loopback SearxNG."""
 
 from __future__ import annotations
 
 import json
 import threading
 import urllib.parse
-from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import numpy as np
 import pytest
 
-from rag_core.embeddings.hashing import HashingEmbedder
-from rag_core.retrieval.text import content_terms, words
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Hit
+from tests.fakes.index import FakeIndex
 
 
 def new_chunk(chunk_id: str, text: str, *, doc_id: str = "d1", granularity: str = "paragraph",
@@ -27,77 +24,6 @@ def new_chunk(chunk_id: str, text: str, *, doc_id: str = "d1", granularity: str 
 
 def new_hit(chunk: Chunk, score: float, confidence: float = 0.5, source: str = "guide.md") -> Hit:
     return Hit(chunk=chunk, score=score, confidence=confidence, source_name=source)
-
-
-class FakeIndex:
-    """In-memory stand-in for ``rag_core.index.Index``: hashing-embedder cosine and term-count keyword scores."""
-
-    def __init__(self, chunks: list[Chunk], names: dict[str, str] | None = None):
-        self.embedder = HashingEmbedder(dim=256)
-        self._chunks = {c.id: c for c in chunks}
-        self._vectors = {c.id: v for c, v in zip(chunks, self.embedder.embed_documents([c.text for c in chunks]),
-                                                 strict=True)}
-        self._names = names or {}
-        self.calls: list[tuple[str, str, int, dict]] = []
-
-    def _allowed(self, chunk: Chunk, filters, exclude) -> bool:
-        if chunk.id in exclude:
-            return False
-        if filters is None:
-            return True
-        if filters.granularity and chunk.granularity not in filters.granularity:
-            return False
-        if filters.chunk_types and chunk.chunk_type not in filters.chunk_types:
-            return False
-        return not (filters.doc_ids and chunk.doc_id not in filters.doc_ids)
-
-    def _record(self, kind, query, k, filters):
-        self.calls.append((kind, query, k, {"granularity": filters.granularity, "chunk_types": filters.chunk_types}))
-
-    def vector_search(self, query, k, filters=None, exclude_ids=()):
-        self._record("vector", query, k, filters)
-        q = self.embedder.embed_query(query)
-        exclude = set(exclude_ids)
-        allowed = [c for c in self._chunks.values() if self._allowed(c, filters, exclude)]
-        scored = [(c, float(self._vectors[c.id] @ q)) for c in allowed]
-        scored.sort(key=lambda pair: -pair[1])
-        return scored[:k]
-
-    def keyword_search(self, query, k, filters=None, exclude_ids=()):
-        self._record("keyword", query, k, filters)
-        terms = content_terms(query)
-        exclude = set(exclude_ids)
-        scored = []
-        for chunk in self._chunks.values():
-            if not self._allowed(chunk, filters, exclude):
-                continue
-            counts = Counter(_stems(chunk.text))
-            score = float(sum(counts[t] for t in terms))
-            if score > 0:
-                scored.append((chunk, score))
-        scored.sort(key=lambda pair: -pair[1])
-        return scored[:k]
-
-    def embed_texts(self, texts):
-        return np.asarray(self.embedder.embed_documents(list(texts)), dtype=np.float32)
-
-    def get(self, chunk_id):
-        return self._chunks.get(chunk_id)
-
-    def get_many(self, ids):
-        return [self._chunks[i] for i in ids if i in self._chunks]
-
-    def chunks(self, doc_id=None, granularity=None):
-        return [c for c in self._chunks.values()
-                if (doc_id is None or c.doc_id == doc_id) and (granularity is None or c.granularity == granularity)]
-
-    def doc_name(self, doc_id):
-        return self._names.get(doc_id, "")
-
-
-def _stems(text: str) -> list[str]:
-    """Every stemmed content-term occurrence of ``text`` (with repeats, unlike ``content_terms``)."""
-    return [term for word in words(text) for term in content_terms(word)]
 
 
 CORPUS = [

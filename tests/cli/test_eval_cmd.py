@@ -6,6 +6,7 @@ from rag_core.cli import main
 from rag_core.config import EmbeddingConfig, RAGConfig
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index
+from tests.fakes import openai_server as fake
 
 GUIDE = """# Wrenfall guide
 
@@ -83,12 +84,6 @@ def test_without_config_the_collection_own_embedder_and_chunking_are_used(tmp_pa
 
 
 def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, capsys, monkeypatch):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     open_index(CONFIG, collection="cli-eval-llm").ingest([load_bytes("guide.md", GUIDE.encode())])
     questions = tmp_path / "q.csv"
     questions.write_text("id,question,answer_text,intent\n"
@@ -115,12 +110,6 @@ def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, cap
 def test_grounded_metric_is_the_sentence_check_not_a_citation(tmp_path, capsys, monkeypatch):
     # Both answers cite the right document; the second states a number it does not hold (the old metric, "cites a
     # retrieved chunk", scored both 1.0).
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-    import openai_server as fake
-
     open_index(CONFIG, collection="cli-eval-check").ingest([load_bytes("guide.md", GUIDE.encode())])
     questions = tmp_path / "q.csv"
     questions.write_text("id,question,answer_text,intent\n"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import socket
 
-import openai_server as fake
 import pytest
 
 from rag_core.config import Settings
 from rag_core.errors import LLMError
 from rag_core.llm import LLMClient, llm_from_settings, parse_retry_after
+from tests.fakes import openai_server as fake
 
 
 def _client(base_url, make_llm_settings, sleeps=None, **overrides):
