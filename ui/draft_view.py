@@ -16,6 +16,11 @@ from ui.state import KEEP
 from ui.text import md_escape, md_inert
 
 JOB_KEY, DRAFT_KEY = "draft_job_id", "draft_key"  # the draft job this session started; the draft under review
+# The review so far ({"key": draft key, "rows": {id: {keep, question, intent}}}). A data editor's edits are widget
+# state, which Streamlit drops when a page without the editor runs (the Chunk Explorer link below): without this
+# copy, looking at a question's evidence undid every keep, edit and drop made before.
+REVIEW_KEY = "draft_review"
+REVIEWED = ("keep", "question", "intent")
 SAVED_KEY = "eval_saved_set"
 EDITOR_COLUMNS = ("keep", "id", "type", "intent", "question", "evidence", "answer")
 
@@ -83,9 +88,12 @@ def _evidence(question: Question) -> str:
     return " ‖ ".join(f"{p['file']} › {' › '.join(p['heading_path'])}: {p['spans'][0]}" for p in question.evidence)
 
 
-def editor_frame(questions: list[Question]) -> pd.DataFrame:
+def editor_frame(questions: list[Question], reviewed: dict[str, dict] | None = None) -> pd.DataFrame:
+    """The review table; ``reviewed`` (question id -> keep, question, intent) puts back a review made earlier."""
+    reviewed = reviewed or {}
     return pd.DataFrame([{"keep": True, "id": q.id, "type": q.type or "single", "intent": q.intent or "",
-                          "question": q.question, "evidence": _evidence(q), "answer": q.reference_answer}
+                          "question": q.question, "evidence": _evidence(q), "answer": q.reference_answer,
+                          **reviewed.get(q.id, {})}
                          for q in questions], columns=list(EDITOR_COLUMNS))
 
 
@@ -128,13 +136,18 @@ def _review(key: str, draft: dict) -> None:
         return
     st.caption("Untick **keep** to drop a question; edit a question's wording or intent in place. The evidence is "
                "not editable: it is the documents' own text, checked verbatim.")
+    review = st.session_state.get(REVIEW_KEY) or {}
+    # Keyed with a fixed row count, the editor keeps its identity (and its edits) when only values change.
     edited = st.data_editor(
-        editor_frame(questions), key=f"draft_editor_{key}", hide_index=True, width="stretch", disabled=(
+        editor_frame(questions, review.get("rows") if review.get("key") == key else None),
+        key=f"draft_editor_{key}", hide_index=True, width="stretch", disabled=(
             "id", "type", "evidence", "answer"),
         column_config={"keep": st.column_config.CheckboxColumn("keep", width="small"),
                        "intent": st.column_config.SelectboxColumn("intent", options=["", *INTENTS]),
                        "question": st.column_config.TextColumn("question", width="large"),
                        "evidence": st.column_config.TextColumn("evidence (file › headings: span)", width="large")})
+    st.session_state[REVIEW_KEY] = {"key": key, "rows": {
+        row["id"]: {column: row[column] for column in REVIEWED} for row in edited.to_dict("records")}}
     kept = kept_questions(questions, edited)
     _explorer_link(kept)
     left, right = st.columns([3, 1])

@@ -108,7 +108,9 @@ def built_with(name: str, manifest: dict[str, Any], embedder_id: str, dim: int,
             f"not {embedder_id} ({dim} dims); open it with that embedder or use another collection"
         )
     stored = ChunkingConfig.model_validate(manifest["chunking"])
-    if chunking is not None and chunking != stored:
+    # Compared as values: after Streamlit re-imports a changed module, the two may be of two copies of the class
+    # (pydantic's == then says they differ, and the message showed two identical settings).
+    if chunking is not None and chunking.model_dump() != stored.model_dump():
         raise IndexError_(
             f"index {name!r} was built with chunking {stored.model_dump()}, not {chunking.model_dump()}; "
             "each chunking configuration has its own collection"
