@@ -1,4 +1,8 @@
-"""``python -m rag_core ask "QUESTION" --collection NAME``: run the agent; print its steps, answer and context."""
+"""``python -m rag_core ask "QUESTION" --collection NAME``: run the agent; print its steps, answer and context.
+
+``--config NAME`` takes a saved configuration's retrieval and agent settings; its chunking and embedder are not
+used, since the collection is searched with the ones it was built with.
+"""
 
 from __future__ import annotations
 
@@ -16,18 +20,23 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("ask", help="ask the agent a question over a collection (steps traced)")
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--policy", choices=POLICY_NAMES, default="offline",
-                        help="offline (deterministic, no network; default), llm (the model calls the tools) or "
-                             "llm-answer (the offline planner retrieves, the model writes the cited answer; for "
-                             "models that cannot call tools). Both LLM policies need RAG_LLM_* settings; when the "
-                             "endpoint fails, or the model's answer is not used (cut off, repeating itself, out of "
-                             "time), the offline answer is printed and the exit code is 2")
     defaults = AgentConfig()
-    parser.add_argument("--max-steps", type=int, default=defaults.max_steps,
+    parser.add_argument("--config", metavar="NAME",
+                        help="a saved configuration (see: config list): its retrieval and agent settings (the policy "
+                             "too) replace the defaults below, and each flag given still overrides its one value. Its "
+                             "chunking and embedder are not used: the collection keeps the ones it was built with "
+                             "(nothing is re-chunked)")
+    parser.add_argument("--policy", choices=POLICY_NAMES,
+                        help=f"{defaults.policy} (deterministic, no network; default, or the --config's), llm (the "
+                             "model calls the tools) or llm-answer (the offline planner retrieves, the model writes "
+                             "the cited answer; for models that cannot call tools). Both LLM policies need RAG_LLM_* "
+                             "settings; when the endpoint fails, or the model's answer is not used (cut off, "
+                             "repeating itself, out of time), the offline answer is printed and the exit code is 2")
+    parser.add_argument("--max-steps", type=int,
                         help=f"most tool calls before answering (default {defaults.max_steps})")
-    parser.add_argument("--max-retrievals", type=int, default=defaults.max_retrievals,
+    parser.add_argument("--max-retrievals", type=int,
                         help=f"most searches (default {defaults.max_retrievals})")
-    parser.add_argument("--budget", type=int, default=defaults.context_budget,
+    parser.add_argument("--budget", type=int,
                         help=f"context token budget (default {defaults.context_budget})")
     parser.add_argument("--whole-chunks", action="store_true",
                         help="never trim chunks: by default a question of several parts whose gathered chunks "
@@ -41,33 +50,49 @@ def run(args: argparse.Namespace) -> int:
 
     from rag_core.agent import ask
     from rag_core.cli import print_json
+    from rag_core.cli.config_cmd import saved_config
     from rag_core.config import RAGConfig, get_settings
     from rag_core.errors import field_problems
     from rag_core.retrieval.dynamic import Retriever
     from rag_core.services import open_collection, open_llm
 
+    saved = saved_config(args.config)
+    base = saved if saved is not None else RAGConfig()
+    agent = base.agent.model_dump()
+    # Only the flags given replace the base's values (argparse defaults of None), so a --config is not undone by
+    # defaults nobody typed.
+    for key, value in (("policy", args.policy), ("max_steps", args.max_steps),
+                       ("max_retrievals", args.max_retrievals), ("context_budget", args.budget)):
+        if value is not None:
+            agent[key] = value
+    if args.whole_chunks:
+        agent["trim_chunks"] = False
     try:
-        config = RAGConfig(agent={"policy": args.policy, "max_steps": args.max_steps,
-                                  "max_retrievals": args.max_retrievals, "context_budget": args.budget,
-                                  "trim_chunks": not args.whole_chunks})
+        # the saved chunking and embedding are left out on purpose: the collection was built with its own
+        config = RAGConfig(name=base.name, retrieval=base.retrieval.model_dump(), agent=agent)
     except ValidationError as e:
         raise ValueError(field_problems(e, labels=FLAGS)) from e
+    policy = config.agent.policy
     settings = get_settings()
+    if policy != "offline" and args.policy is None and not settings.llm_configured:
+        raise ValueError(f"configuration '{base.name}' uses the {policy} policy, which needs RAG_LLM_BASE_URL and "
+                         "RAG_LLM_MODEL; set them, or pass --policy offline")
     index = open_collection(args.collection, settings)
     # raises a clear LLMError when not configured
-    llm = open_llm(settings, required=True) if args.policy != "offline" else None
+    llm = open_llm(settings, required=True) if policy != "offline" else None
     retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
-    result = ask(args.question, index, config, settings, policy=args.policy, retriever=retriever, llm=llm)
+    result = ask(args.question, index, config, settings, policy=policy, retriever=retriever, llm=llm)
     # --policy llm asked for the model: when the endpoint failed or its answer was not used (cut off, a repetition,
     # the time budget), the offline fallback's answer is still printed (the fallback is recorded in it), and the
     # cause is reported on stderr with exit 2.
-    code = 2 if args.policy != "offline" and result.fallback else 0
+    code = 2 if policy != "offline" and result.fallback else 0
     if code:
         print(f"error: {' '.join(str(result.fallback).split())}", file=sys.stderr, flush=True)
     for note in result.warnings:
         print(f"warning: {' '.join(note.split())}", file=sys.stderr, flush=True)
     if args.json:
-        print_json({"collection": args.collection, **result.to_dict()})
+        print_json({"collection": args.collection, **result.to_dict(),
+                    "config_name": saved.name if saved is not None else None})
         return code
     for step in result.steps:
         status = "ok" if step.ok else f"error: {step.error}"

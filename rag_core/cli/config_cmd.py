@@ -34,6 +34,17 @@ def _store():
     return ConfigStore.for_settings(get_settings())
 
 
+def saved_config(name: str | None):
+    """The saved configuration ``name`` for a ``--config NAME`` flag (None without one); an unknown name is a
+    ``ValueError`` naming the flag and listing the saved names."""
+    if name is None:
+        return None
+    try:
+        return _store().load(name)
+    except ValueError as e:
+        raise ValueError(f"--config: {e}") from e
+
+
 def _list(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
 

@@ -1,28 +1,44 @@
 """``python -m rag_core search "QUERY" --collection NAME``: dynamic retrieval with hits, context and trace.
 
 The embedder is the collection's own (read from its manifest), so a query is embedded exactly as its chunks
-were; ``--embedder`` is only needed for a collection that does not exist yet, and a mismatch is refused.
+were; ``--embedder`` is only needed for a collection that does not exist yet, and a mismatch is refused. For the
+same reason ``--config NAME`` takes only the saved configuration's retrieval settings, never its chunking or
+embedder.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from rag_core.config import RetrievalConfig
 from rag_core.types import EMBEDDER_NAMES, GRANULARITIES, RETRIEVAL_STRATEGIES
+
+# The command's own strategy when neither --strategy nor --config says one: ``auto`` (the route is chosen per
+# query), kept as the command-line contract although a RetrievalConfig defaults to hybrid.
+DEFAULT_STRATEGY = "auto"
 
 
 def register(subparsers) -> None:
+    defaults = RetrievalConfig()
     parser = subparsers.add_parser("search", help="search a collection (dynamic retrieval, traced)")
     parser.add_argument("query", help="what to look for")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--strategy", choices=RETRIEVAL_STRATEGIES, default="auto",
-                        help="retrieval strategy (default: auto)")
-    parser.add_argument("--k", type=int, help="initial k (default 3); dynamic retrieval may widen it up to max k")
-    parser.add_argument("--max-k", type=int, help="largest k dynamic retrieval may reach (default 20)")
-    parser.add_argument("--granularity", choices=(*sorted(GRANULARITIES, key=lambda g: g != "paragraph"), "any"),
-                        help="granularity searched first (default paragraph)")
-    parser.add_argument("--min-confidence", type=float, help="confidence that stops widening (default 0.7)")
-    parser.add_argument("--budget", type=int, help="token budget of the formatted context (default 4000)")
+    parser.add_argument("--config", metavar="NAME",
+                        help="a saved configuration (see: config list): its retrieval settings replace the defaults "
+                             "below, and each flag given still overrides its one value. Its chunking and embedder "
+                             "are not used: the collection keeps the ones it was built with (nothing is re-chunked)")
+    parser.add_argument("--strategy", choices=RETRIEVAL_STRATEGIES,
+                        help=f"retrieval strategy (default: {DEFAULT_STRATEGY}, or the --config's)")
+    parser.add_argument("--k", type=int, help=f"initial k (default {defaults.initial_k}); dynamic retrieval may "
+                                              "widen it up to max k")
+    parser.add_argument("--max-k", type=int, help=f"largest k dynamic retrieval may reach (default {defaults.max_k})")
+    granularities = (*sorted(GRANULARITIES, key=lambda g: g != defaults.granularity), "any")
+    parser.add_argument("--granularity", choices=granularities,
+                        help=f"granularity searched first (default {defaults.granularity})")
+    parser.add_argument("--min-confidence", type=float,
+                        help=f"confidence that stops widening (default {defaults.min_confidence})")
+    parser.add_argument("--budget", type=int,
+                        help=f"token budget of the formatted context (default {defaults.token_budget})")
     parser.add_argument("--exclude", action="append", default=[], metavar="CHUNK_ID",
                         help="chunk id already retrieved (repeatable): not returned again")
     parser.add_argument("--previous", action="append", default=[], metavar="QUERY",
@@ -33,11 +49,15 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _overrides(args: argparse.Namespace) -> dict:
-    overrides: dict = {"strategy": args.strategy}
+def _overrides(args: argparse.Namespace, base: RetrievalConfig, from_config: bool) -> dict:
+    """The flags given, as changes to ``base`` (the --config's retrieval settings, else the defaults)."""
+    overrides: dict = {}
+    if args.strategy is not None or not from_config:
+        overrides["strategy"] = args.strategy or DEFAULT_STRATEGY
     if args.k is not None:
         overrides["initial_k"] = args.k
-        overrides["max_k"] = max(args.k, args.max_k or 20)
+        # a --k above the max k raises the max k to it instead of being refused
+        overrides["max_k"] = max(args.k, base.max_k if args.max_k is None else args.max_k)
     elif args.max_k is not None:
         overrides["max_k"] = args.max_k
     for key, value in (("granularity", args.granularity), ("min_confidence", args.min_confidence),
@@ -51,39 +71,53 @@ FLAGS = {"initial_k": "--k", "max_k": "--max-k", "granularity": "--granularity",
          "token_budget": "--budget", "strategy": "--strategy"}
 
 
-def _check(overrides: dict) -> None:
+def _check(base: RetrievalConfig, overrides: dict) -> None:
     """Validate the flag values as a RetrievalConfig would, before anything is opened; errors name the flag."""
     from pydantic import ValidationError
 
-    from rag_core.config import RetrievalConfig
     from rag_core.errors import field_problems, stated_problem
 
     try:
-        RetrievalConfig.model_validate({**RetrievalConfig().model_dump(), **overrides})
+        RetrievalConfig.model_validate({**base.model_dump(), **overrides})
     except ValidationError as e:
         raise ValueError(field_problems(e, unnamed="options", labels=FLAGS, problem=stated_problem)) from e
 
 
+def _field_bounds(name: str) -> tuple[int, int]:
+    """The (ge, le) bounds of a RetrievalConfig field, so a flag's range message follows the model."""
+    metadata = RetrievalConfig.model_fields[name].metadata
+    low = next(m.ge for m in metadata if hasattr(m, "ge"))
+    high = next(m.le for m in metadata if hasattr(m, "le"))
+    return low, high
+
+
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
-    from rag_core.config import RetrievalConfig, get_settings
+    from rag_core.cli.config_cmd import saved_config
+    from rag_core.config import get_settings
     from rag_core.retrieval.dynamic import Retriever
     from rag_core.services import open_collection, open_llm
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
-    if args.k is not None and not 1 <= args.k <= 100:
-        raise ValueError(f"--k must be between 1 and 100 (got {args.k})")
-    overrides = _overrides(args)
-    _check(overrides)
+    low, high = _field_bounds("initial_k")
+    if args.k is not None and not low <= args.k <= high:
+        raise ValueError(f"--k must be between {low} and {high} (got {args.k})")
+    saved = saved_config(args.config)
+    base = saved.retrieval if saved is not None else RetrievalConfig()
+    overrides = _overrides(args, base, from_config=saved is not None)
+    _check(base, overrides)
     settings = get_settings()
     index = open_collection(args.collection, settings, embedder=args.embedder)
-    llm = open_llm(settings) if args.strategy == "auto" else None
-    retriever = Retriever(index, RetrievalConfig(), settings=settings, llm=llm)
+    strategy = overrides.get("strategy", base.strategy)
+    llm = open_llm(settings) if strategy == "auto" else None
+    retriever = Retriever(index, base, settings=settings, llm=llm)
     result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
                                 overrides=overrides)
     if args.json:
-        print_json({"collection": args.collection, "embedder": index.embedder.id, **result.to_dict()})
+        # "config" is already the trace's effective retrieval settings: the saved name gets its own field
+        print_json({"collection": args.collection, "embedder": index.embedder.id, **result.to_dict(),
+                    "config_name": saved.name if saved is not None else None})
         return 0
     print(f"{result.route} ({result.route_reason}); intent {result.intent}; confidence {result.confidence:.2f}; "
           f"{len(result.iterations)} iteration(s), {result.elapsed_ms:.0f} ms")
