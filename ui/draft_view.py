@@ -1,6 +1,7 @@
 """Evaluate's "Draft questions" tab: draft a question set from the loaded documents as a background job, review it
 in an editable table (keep / edit / drop, the evidence in the Chunk Explorer), save it as a named set, export it
-as JSONL; the saved sets as a question-set source; the bench's agreement figure beside a drafted set's results."""
+as JSONL or discard it (a finished draft neither saved nor discarded is offered again after a reload); the saved
+sets as a question-set source; the bench's agreement figure beside a drafted set's results."""
 
 from __future__ import annotations
 
@@ -9,13 +10,18 @@ import streamlit as st
 
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.draft import KINDS, to_jsonl
+from rag_core.evaluation.draft_text import normalize_ws
 from rag_core.evaluation.question_sets import DRAFT_KIND, QuestionSetStore, submit_draft
 from rag_core.evaluation.questions import INTENTS, Question
-from ui import jobs, state
+from rag_core.types import Chunk
+from ui import explorer_link, jobs, state
 from ui.state import KEEP
 from ui.text import md_escape, md_inert
 
-JOB_KEY, DRAFT_KEY = "draft_job_id", "draft_key"  # the draft job this session started; the draft under review
+# The draft job this session started (its draft is opened when it ends); the draft under review. Both live in the
+# session only: a reload finds the drafts again in the store (``QuestionSetStore.drafts``), offered to resume.
+JOB_KEY, DRAFT_KEY = "draft_job_id", "draft_key"
+RESUME_KEY = "draft_resume"
 # The review so far ({"key": draft key, "rows": {id: {keep, question, intent}}}). A data editor's edits are widget
 # state, which Streamlit drops when a page without the editor runs (the Chunk Explorer link below): without this
 # copy, looking at a question's evidence undid every keep, edit and drop made before.
@@ -133,6 +139,7 @@ def _review(key: str, draft: dict) -> None:
             st.text(draft["prompt"])
     if not questions:
         st.info("Nothing was drafted: the documents may be too short, or the time budget too small.")
+        _discard_button(key)
         return
     st.caption("Untick **keep** to drop a question; edit a question's wording or intent in place. The evidence is "
                "not editable: it is the documents' own text, checked verbatim.")
@@ -151,15 +158,62 @@ def _review(key: str, draft: dict) -> None:
     kept = kept_questions(questions, edited)
     _explorer_link(kept)
     left, right = st.columns([3, 1])
-    name = left.text_input("Question set name", value=f"drafted-{key[1:15]}", key=f"draft_name_{key}")
+    name = left.text_input("Question set name", value=f"drafted-{key[1:15]}", key=f"draft_name_{key}",
+                           persist_state=KEEP)
     right.download_button("Export JSONL", data=to_jsonl(kept), file_name=f"{name.strip() or 'drafted'}.jsonl",
                           mime="application/jsonl", disabled=not kept)
-    if st.button(f"Save {len(kept)} questions as a question set", type="primary", disabled=not kept):
-        saved = state.guarded(lambda: store().save(name, kept, label=summary["label"], method=summary["method"]),
-                              "Saving the question set")
+    save, discard = st.columns([3, 1])
+    saved = None
+    if save.button(f"Save {len(kept)} questions as a question set", type="primary", disabled=not kept):
+        saved = state.guarded(lambda: _save(key, name, kept, summary), "Saving the question set")
         if saved is not None:
             st.success(md_inert(f"Saved '{saved.name}' ({len(saved.questions)} questions): choose **Saved question "
                                 "sets** as the question set at the top of the page to run it."))
+    _discard_button(key, discard)
+    if draft.get("saved_as") and saved is None:  # read before this run's save
+        st.caption(md_inert(f"This draft was saved as the question set '{draft['saved_as']}': it is no longer "
+                            "offered among the unsaved drafts."))
+
+
+def _save(key: str, name: str, kept: list[Question], summary: dict):
+    saved = store().save(name, kept, label=summary["label"], method=summary["method"])
+    store().mark_draft_saved(key, saved.name)
+    return saved
+
+
+def _discard(key: str) -> None:
+    def discard() -> bool:
+        store().discard_draft(key)
+        return True
+
+    if state.guarded(discard, "Discarding the draft"):
+        for name in (DRAFT_KEY, JOB_KEY, REVIEW_KEY):
+            st.session_state.pop(name, None)
+
+
+def _discard_button(key: str, where=st) -> None:
+    where.button("Discard draft", key=f"draft_discard_{key}", on_click=_discard, args=(key,),
+                 help="Delete this draft: it is no longer offered for review (a question set saved from it stays).")
+
+
+def _open_draft() -> None:
+    """Review the draft picked among the unsaved ones (this session's finished job no longer decides which)."""
+    st.session_state[DRAFT_KEY] = st.session_state.get(RESUME_KEY)
+    st.session_state.pop(JOB_KEY, None)
+
+
+def _offer(current: str | None) -> None:
+    """The finished drafts not saved nor discarded (any session's, the newest first), to resume their review: a
+    reload or another session keeps nothing of the review but the stored draft."""
+    waiting = [d for d in state.guarded(lambda: store().drafts(), "Unsaved drafts") or [] if d["key"] != current]
+    if not waiting:
+        return
+    labels = {d["key"]: f"{d['created'][:19].replace('T', ' ')} UTC · {d['method']} · {d['questions']} questions · "
+                        f"{d['state']}" for d in waiting}
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    c1.selectbox(f"Unsaved drafts ({len(waiting)}): finished, not saved as a set yet", list(labels),
+                 format_func=labels.get, key=RESUME_KEY)
+    c2.button("Review this draft", on_click=_open_draft)
 
 
 def _explorer_link(kept: list[Question]) -> None:
@@ -171,9 +225,27 @@ def _explorer_link(kept: list[Question]) -> None:
     labels = {f"{q.id} · {q.question[:70]}": q for q in with_evidence}
     c1, c2 = st.columns([3, 1])
     picked = c1.selectbox("See a question's evidence in the Chunk Explorer", list(labels), key="draft_explore")
-    doc_id = ids.get(labels[picked].evidence[0]["file"]) if picked else None
+    place = labels[picked].evidence[0] if picked else None
+    doc_id = ids.get(place["file"]) if place else None
     if c2.button("Open in Chunk Explorer", disabled=doc_id is None):
-        state.goto("explorer", doc_id=doc_id)
+        chunks = state.guarded(lambda: state.active_index().chunks(doc_id), "Reading the document's chunks") or []
+        chunk = evidence_chunk(chunks, place["spans"][0])
+        if chunk is None:  # the document is not in the index (or has changed since): open it at the top
+            state.goto("explorer", doc_id=doc_id)
+        else:  # on Source, the chunk selected and scrolled to, like a citation
+            explorer_link.open_chunk(doc_id, chunk.id)
+
+
+def evidence_chunk(chunks: list[Chunk], span: str) -> Chunk | None:
+    """The smallest of ``chunks`` whose text holds ``span`` (whitespace collapsed), else the smallest holding the
+    span's start (a long code span can straddle two chunks)."""
+    texts = [(normalize_ws(c.text), c) for c in chunks]
+    needle = normalize_ws(span)
+    for part in (needle, needle[:60]):
+        holding = [c for text, c in texts if part and part in text]
+        if holding:
+            return min(holding, key=lambda c: len(c.text))
+    return None
 
 
 def draft_tab() -> None:
@@ -200,7 +272,7 @@ def draft_tab() -> None:
     job = _current_job()
     if job is not None:
         if job.active:
-            jobs.job_details(job.id, "draft")
+            jobs.job_details(job.id, "draft", shown_running=True)
         else:
             if job.result:  # a cancelled draft keeps what it drafted
                 st.session_state[DRAFT_KEY] = job.result
@@ -208,6 +280,7 @@ def draft_tab() -> None:
                 st.warning(jobs.summary(job))
     key = st.session_state.get(DRAFT_KEY)
     draft = store().load_draft(key) if key else None
+    _offer(key if draft is not None else None)
     if draft is not None:
         _review(key, draft)
 

@@ -1,7 +1,7 @@
 """Background jobs in the app: the sidebar panel on every page and a job's per-file table.
 
 Both redraw themselves once a second while a job runs (``st.fragment(run_every=…)``: only that part reruns, the
-page stays usable) and rerun the whole app once when the job ends, so the page shows its result.
+page stays usable) and each reruns the whole app once when the job ends, so the page shows its result.
 """
 
 from __future__ import annotations
@@ -127,10 +127,14 @@ def files_table(job: JobStatus) -> pd.DataFrame:
                           "seconds": f"{f.seconds:.1f}" if f.seconds else "", "why": f.error or ""} for f in job.files])
 
 
-def _job_body(job_id: str, where: str = "page") -> None:
+def _job_body(job_id: str, where: str = "page", shown_running: bool = False) -> None:
     job = runner().get(job_id)
     if job is None:
         return
+    if shown_running and not job.active:
+        # The page around this panel was drawn for a running job: only a full run shows its result. The sidebar's
+        # card does not always do it: a job that ended before the sidebar was drawn has no card there.
+        st.rerun(scope="app")
     if job.active:
         st.progress(job.progress, text=progress_text(job))
         _cancel_button(job, where)
@@ -150,13 +154,14 @@ def latest(kinds: tuple[str, ...], active_only: bool = False) -> JobStatus | Non
     return next((j for j in sorted(found, key=lambda j: j.created, reverse=True) if j.kind in kinds), None)
 
 
-def job_details(job_id: str, where: str = "page") -> None:
-    """A job's progress, cancel button and per-file status (ingest jobs); live while the job runs. ``where``
-    tells apart two panels of one job on the same page."""
+def job_details(job_id: str, where: str = "page", *, shown_running: bool = False) -> None:
+    """A job's progress, cancel button and per-file status (ingest jobs); live while the job runs, and once it ends
+    the whole page reruns (once) to show the result. ``where`` tells apart two panels of one job on the same page;
+    ``shown_running``: the caller drew the page for the job running, so it reruns too when the job ended since."""
     job = runner().get(job_id)
     if job is None:
         return
     if job.active:
-        st.fragment(run_every=REFRESH_S)(_job_body)(job_id, where)
+        st.fragment(run_every=REFRESH_S)(_job_body)(job_id, where, True)
     else:
-        _job_body(job_id, where)
+        _job_body(job_id, where, shown_running)

@@ -3,7 +3,8 @@ drafting as a background job.
 
 Files: ``data_dir/question_sets/<name>.jsonl`` (the evidence-span JSONL, ``draft.to_jsonl``) with
 ``<name>.json`` beside it (``label``, ``method``, ``created``, ``questions``); a finished draft job's result waits in
-``data_dir/question_sets/drafts/<job id>.json`` until the page reads it. Written atomically (temp file + replace).
+``data_dir/question_sets/drafts/<key>.json`` for review, offered again after a reload until it is saved as a set
+(``saved_as`` is then written into it) or discarded (the file is removed). Written atomically (temp file + replace).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Document
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.\-]{0,59}")
+_DRAFT_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DRAFT_KIND = "draft"
 
 
@@ -83,20 +85,65 @@ class QuestionSetStore:
     # ------------------------------------------------------------ drafts waiting for review
 
     def save_draft(self, key: str, result: DraftResult) -> None:
-        data = {"summary": result.summary(), "prompt": result.prompt, "rejected": result.rejected[:500],
+        data = {"created": datetime.now(UTC).isoformat(), "summary": result.summary(),  # µs: orders the drafts
+                "prompt": result.prompt, "rejected": result.rejected[:500],
                 "questions": [q.to_dict() for q in result.questions]}
-        _write(self.root / "drafts" / f"{key}.json", json.dumps(data, ensure_ascii=False))
+        _write(self._draft_path(key), json.dumps(data, ensure_ascii=False))
+
+    def _draft_path(self, key: str) -> Path:
+        if not _DRAFT_KEY.fullmatch(key or ""):
+            raise ValueError(f"draft key {key!r}: use 1-64 letters, digits, '_' or '-'")
+        return self.root / "drafts" / f"{key}.json"
+
+    def _read_draft(self, key: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._draft_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def load_draft(self, key: str) -> dict[str, Any] | None:
-        """A finished draft: ``summary``, ``prompt``, ``rejected`` and ``questions`` (``Question`` objects)."""
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", key or ""):
+        """A finished draft: ``summary``, ``prompt``, ``rejected``, ``questions`` (``Question`` objects), ``created``
+        and, once saved as a set, ``saved_as``."""
+        data = self._read_draft(key)
+        if data is None:
             return None
         try:
-            data = json.loads((self.root / "drafts" / f"{key}.json").read_text(encoding="utf-8"))
             data["questions"] = [Question.from_dict(q) for q in data["questions"]]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             return None
         return data
+
+    def drafts(self) -> list[dict[str, Any]]:
+        """The drafts waiting for review (neither saved as a set nor discarded), newest first: ``key``,
+        ``created``, ``questions`` (how many), ``method`` and ``state`` (the job's: ``done`` or ``cancelled``)."""
+        rows = []
+        for path in (self.root / "drafts").glob("*.json"):
+            data = self._read_draft(path.stem) if _DRAFT_KEY.fullmatch(path.stem) else None
+            if data is None or data.get("saved_as") or not isinstance(data.get("summary"), dict) \
+                    or not isinstance(data.get("questions"), list):
+                continue
+            summary = data["summary"]
+            created = data.get("created")
+            if not isinstance(created, str):  # written before ``created`` was stored: when the job wrote it
+                try:
+                    created = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+                except OSError:  # discarded meanwhile
+                    continue
+            rows.append({"key": path.stem, "created": created, "questions": len(data["questions"]),
+                         "method": str(summary.get("method") or ""),
+                         "state": "cancelled" if summary.get("stopped") == "cancelled" else "done"})
+        return sorted(rows, key=lambda r: (r["created"], r["key"]), reverse=True)
+
+    def mark_draft_saved(self, key: str, name: str) -> None:
+        """Note that draft ``key`` was saved as set ``name``: it is then no longer waiting for review."""
+        data = self._read_draft(key)
+        if data is not None:
+            _write(self._draft_path(key), json.dumps({**data, "saved_as": name}, ensure_ascii=False))
+
+    def discard_draft(self, key: str) -> None:
+        """Remove draft ``key`` (a set saved from it stays)."""
+        self._draft_path(key).unlink(missing_ok=True)
 
 
 def submit_draft(runner: JobRunner, documents: Sequence[Document], *, data_dir: str | os.PathLike, n: int = 50,

@@ -4,19 +4,25 @@ edit, drop), saving a named set, running it like any set, and the bench's agreem
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag_core.config import EmbeddingConfig, RAGConfig
+from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.documents import DocumentStore
-from rag_core.evaluation import agreement
+from rag_core.evaluation import agreement, question_sets
+from rag_core.evaluation.draft import draft_questions
+from rag_core.evaluation.draft_text import normalize_ws
 from rag_core.evaluation.question_sets import QuestionSetStore
 from rag_core.evaluation.results import ResultsStore
 from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
-from tests.app.apptest_helpers import finish_jobs, page_app
+from rag_core.services import open_index
+from rag_core.types import Chunk
+from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
+from ui import draft_view
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "evaluate.py")
@@ -128,3 +134,127 @@ def test_saved_sets_source_without_sets(data_dir):
     at.run()
     assert not at.exception
     assert any("No saved question set yet" in i.value for i in at.info)
+
+
+def _review_shown(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**Drafted ")]
+
+
+def _offered(at: AppTest) -> list[str]:
+    """The unsaved drafts the tab offers to resume (their labels, newest first)."""
+    box = next((s for s in at.selectbox if s.label.startswith("Unsaved drafts")), None)
+    return [] if box is None else list(box.options)
+
+
+def test_unsaved_drafts_are_offered_after_a_reload_until_saved_or_discarded(docs, data_dir, figure):
+    at = _app().run()
+    first = _draft(at, 5)
+    second = _draft(at, 6)  # this session now reviews the second one
+    assert _review_shown(at)[0].startswith("**Drafted 6 questions**")
+    result = draft_questions(DocumentStore(data_dir).list(), 3)  # a third, as a cancelled job leaves it
+    result.stopped = "cancelled"
+    QuestionSetStore(data_dir).save_draft("dcancelled", result)
+
+    # A reload is a new session: nothing under review, the finished drafts offered, newest first.
+    fresh = _app().run()
+    assert not fresh.exception, fresh.exception
+    assert not _review_shown(fresh)
+    offered = _offered(fresh)
+    assert len(offered) == 3
+    assert offered[0].endswith("3 questions · cancelled")
+    assert offered[1].endswith("6 questions · done") and offered[2].endswith("5 questions · done")
+    assert all(" UTC · " in label for label in offered)  # when it was drafted
+    fresh.selectbox(key="draft_resume").set_value(first)
+    _button(fresh, "Review this draft").click().run()
+    assert not fresh.exception, fresh.exception
+    assert _review_shown(fresh)[0].startswith("**Drafted 5 questions**")
+    assert len(_offered(fresh)) == 2  # the one under review is not offered again
+    fresh.text_input(key=f"draft_name_{first}").input("resumed")
+    _button(fresh, "Save 5 questions as a question set").click().run()
+    assert not fresh.exception, fresh.exception
+    assert QuestionSetStore(data_dir).load("resumed").questions
+    fresh.selectbox(key="draft_resume").set_value(second)
+    _button(fresh, "Review this draft").click().run()
+    assert _review_shown(fresh)[0].startswith("**Drafted 6 questions**")
+    _button(fresh, "Discard draft").click().run()
+    assert not fresh.exception, fresh.exception
+    assert not _review_shown(fresh) and QuestionSetStore(data_dir).load_draft(second) is None
+
+    # Saved and discarded drafts are no longer offered; the saved set stays.
+    again = _app().run()
+    assert [label.endswith("3 questions · cancelled") for label in _offered(again)] == [True]
+    assert QuestionSetStore(data_dir).list() == ["resumed"]
+
+
+def test_a_draft_ending_while_the_page_draws_it_running_shows_its_review(docs, data_dir, figure, monkeypatch):
+    """The Draft tab sees the job running, then it ends before the panel and the sidebar look (the sidebar then
+    has no job card to rerun the page with): the panel reruns the page, which shows the review."""
+    release = threading.Event()
+    drafting = question_sets.draft_questions
+    monkeypatch.setattr(question_sets, "draft_questions",
+                        lambda *args, **kwargs: drafting(*args, **kwargs) if release.wait(60) else None)
+    at = studio_app(HASH_CONFIG)
+    at.switch_page("pages/evaluate.py").run()
+    at.number_input(key="draft_n").set_value(4)
+    _button(at, "Draft questions from your documents").click().run()
+    assert not at.exception, at.exception
+    job = runner_for_page().jobs(limit=1)[0]
+    assert job.active and any(p.proto.text.startswith("Drafting 4 questions") for p in at.get("progress"))
+    page_look = draft_view._current_job
+
+    def ends_right_after_the_page_looked():
+        seen = page_look()
+        if seen is not None and seen.active:
+            release.set()
+            runner_for_page().wait(seen.id, 60)
+        return seen
+
+    monkeypatch.setattr(draft_view, "_current_job", ends_right_after_the_page_looked)
+    at.run()
+    assert not at.exception, at.exception
+    assert runner_for_page().get(job.id).state == "done"
+    assert _review_shown(at) and _review_shown(at)[0].startswith("**Drafted 4 questions**")
+
+
+def test_the_set_name_survives_a_visit_to_another_page(docs, data_dir, figure):
+    at = studio_app(HASH_CONFIG)
+    at.switch_page("pages/evaluate.py").run()
+    key = _draft(at, 4)
+    at.text_input(key=f"draft_name_{key}").input("kept-name").run()
+    visit_another_page(at, "pages/evaluate.py")
+    assert at.text_input(key=f"draft_name_{key}").value == "kept-name"
+
+
+def test_open_in_chunk_explorer_selects_the_chunk_holding_the_evidence(docs, data_dir, figure):
+    open_index(HASH_CONFIG, get_settings()).ingest(docs.list())
+    at = studio_app(HASH_CONFIG)
+    at.switch_page("pages/evaluate.py").run()
+    key = _draft(at, 6)
+    picked = at.selectbox(key="draft_explore").value
+    question = next(q for q in QuestionSetStore(data_dir).load_draft(key)["questions"]
+                    if picked.startswith(f"{q.id} · "))
+    place = question.evidence[0]
+    _button(at, "Open in Chunk Explorer").click().run()
+    assert not at.exception, at.exception
+    assert at.radio(key="explorer_view").value == "Source"
+    doc = next(d for d in docs.list() if d.name == place["file"])
+    assert at.selectbox(key="explorer_doc").value == doc.id
+    selected = at.session_state["explorer_selected"]
+    chunk = next(c for c in open_index(HASH_CONFIG, get_settings()).chunks(doc.id) if c.id == selected)
+    assert normalize_ws(place["spans"][0]) in normalize_ws(chunk.text)
+    html = "".join(h.proto.body for h in at.get("html"))
+    assert 'id="selected-chunk"' in html and "scrollIntoView" in html
+
+
+def test_evidence_chunk_is_the_smallest_chunk_holding_the_span_whitespace_collapsed():
+    def chunk(chunk_id: str, text: str) -> Chunk:
+        return Chunk(id=chunk_id, doc_id="d", granularity="paragraph", chunk_type="prose", text=text, start=0,
+                     end=len(text), tokens=1)
+
+    section = chunk("section", "## Retries\n\nA job is retried\n  up to `retry_limit` times.\n\nThen it fails.")
+    paragraph = chunk("paragraph", "A job is retried\n  up to `retry_limit` times.")
+    other = chunk("other", "Then it fails.")
+    chunks = [section, paragraph, other]
+    assert draft_view.evidence_chunk(chunks, "A job is retried up to `retry_limit`\ntimes.") is paragraph
+    assert draft_view.evidence_chunk(chunks, "Then it fails.") is other
+    assert draft_view.evidence_chunk(chunks, "Nowhere in these chunks.") is None

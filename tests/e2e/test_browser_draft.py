@@ -2,7 +2,7 @@
 small set offline from the loaded documents, review it in the editable table (drop one, reword one, look at the
 evidence in the Chunk Explorer and come back), save it as a named set, export it as JSONL, reload, run it as the
 evaluation's question set and see the agreement figure beside its results; a second draft, written by a (slow)
-model, is cancelled from the page and keeps what it drafted.
+model, is cancelled from the page and keeps what it drafted, offered again after a reload until it is discarded.
 
 The data folder is prepared as an earlier session would leave it: the sample documents indexed with the hash
 embedder (fast and deterministic) and that configuration active. A local llama.cpp-like server stands in for the
@@ -216,12 +216,21 @@ def test_draft_review_save_export_reload_and_run(served, page):
     assert picker.locator("input").input_value().startswith(with_evidence["id"] + " · ")
     _panel(page).get_by_role("button", name="Open in Chunk Explorer").click()
     _settle(page)
-    assert page.url.endswith("/chunk_explorer")
+    assert "/chunk_explorer?" in page.url and "chunk=" in page.url, page.url  # like a citation: on a chunk
     document = page.locator('[data-testid="stSelectbox"]').filter(has_text="Document").first
     place = with_evidence["evidence"][0]
     assert document.locator("input").input_value().startswith(place["file"] + " · ")
     first_line = place["spans"][0].splitlines()[0]
     assert first_line in page.locator('[data-testid="stMain"]').inner_text()  # the evidence, in its document
+    # On the Source view, the chunk holding the evidence outlined and scrolled to (not the document's top).
+    assert page.locator('[data-testid="stRadio"] label').filter(has_text="Source").locator("input").is_checked()
+    selected = page.locator("#selected-chunk")
+    selected.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)  # the scroll runs as the HTML is drawn
+    box, chunk_box = page.locator(".chunk-source").bounding_box(), selected.bounding_box()
+    assert box["y"] <= chunk_box["y"] <= box["y"] + box["height"], "the evidence's chunk is not scrolled to"
+    outlined = "".join(page.locator('.chunk-source span[style*="outline"]').all_inner_texts())
+    assert " ".join(first_line.split()) in " ".join(outlined.split()), outlined[:500]
     _check_clean(page, "draft_evidence_in_explorer")
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Evaluate", exact=True).click()
     _settle(page)
@@ -253,8 +262,11 @@ def test_draft_review_save_export_reload_and_run(served, page):
     assert any(r["type"] == "null" and r["evidence"] == [] for r in records)
     _check_clean(page, "draft_saved_and_exported")
 
-    # After a reload (a new session) the saved set is a question-set source of the evaluation.
+    # After a reload (a new session) the saved set is a question-set source of the evaluation, and its draft is
+    # not offered as an unsaved one.
     _reload(page)
+    _tab(page, DRAFT_TAB)
+    assert "Unsaved drafts" not in _panel(page).inner_text()
     page.locator('[data-testid="stRadio"]').filter(has_text="Question set").get_by_text(
         "Saved question sets", exact=True).click()
     _settle(page)
@@ -320,3 +332,22 @@ def test_cancel_a_draft_keeps_what_it_drafted(served, page):
     assert f"Drafted {kept} questions" in panel and f"Save {kept} questions as a question set" in panel
     assert progress.count() == 0
     _check_clean(page, "draft_cancelled")
+
+    # After a reload the unsaved draft is offered, with its job's state, and its review resumes; discarded, it is
+    # offered no more.
+    _reload(page)
+    _tab(page, DRAFT_TAB)
+    assert f"Drafted {kept} questions" not in _panel(page).inner_text()
+    offer = _panel(page).locator('[data-testid="stSelectbox"]').filter(has_text="Unsaved drafts")
+    assert offer.locator("input").input_value().endswith(f"{kept} questions · cancelled")
+    _panel(page).get_by_role("button", name="Review this draft").click()
+    _settle(page)
+    panel = _panel(page).inner_text()
+    assert f"Drafted {kept} questions" in panel and "stopped: cancelled" in panel, panel[-2000:]
+    assert "Unsaved drafts" not in panel  # the one under review is the only one
+    _panel(page).get_by_role("button", name="Discard draft").click()
+    _settle(page)
+    panel = _panel(page).inner_text()
+    assert f"Drafted {kept} questions" not in panel and "Unsaved drafts" not in panel, panel[-2000:]
+    assert not (data_dir / "question_sets" / "drafts" / f"{job['result']}.json").exists()
+    _check_clean(page, "draft_discarded")

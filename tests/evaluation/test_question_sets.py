@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from scipy.stats import kendalltau
@@ -84,3 +85,25 @@ def test_load_agreement(tmp_path):
     assert load_agreement(path)["tau"] == 0.6
     path.write_text(json.dumps({"tau": "high"}))
     assert load_agreement(path) is None
+
+
+def test_drafts_wait_for_review_until_saved_or_discarded(data_dir, doc):
+    store = QuestionSetStore(data_dir)
+    done, cancelled = draft_questions([doc], 2), draft_questions([doc], 1)
+    cancelled.stopped = "cancelled"
+    store.save_draft("d1", done)
+    store.save_draft("d2", cancelled)
+    old = store.root / "drafts" / "d0.json"  # written before drafts recorded when: the file's time stands in
+    old.write_text(json.dumps({k: v for k, v in json.loads((store.root / "drafts" / "d1.json").read_text()).items()
+                               if k != "created"}))
+    os.utime(old, (0, 0))
+    (store.root / "drafts" / "broken.json").write_text("{")
+    assert [(d["key"], d["questions"], d["state"]) for d in store.drafts()] == [
+        ("d2", 1, "cancelled"), ("d1", 2, "done"), ("d0", 2, "done")]
+    assert store.drafts()[-1]["created"].startswith("1970-01-01T00:00:00")
+    store.mark_draft_saved("d1", "team set")
+    assert store.load_draft("d1")["saved_as"] == "team set" and len(store.load_draft("d1")["questions"]) == 2
+    store.discard_draft("d2")
+    assert [d["key"] for d in store.drafts()] == ["d0"] and store.load_draft("d2") is None
+    with pytest.raises(ValueError, match="draft key"):
+        store.discard_draft("../sets")
