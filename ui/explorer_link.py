@@ -118,14 +118,15 @@ def apply(link: ChunkLink, doc_ids, defaults: ChunkingConfig, limits) -> None:
     settings = f"{chunking.strategy} {chunking.max_tokens} tok, overlap {chunking.overlap}"
     if target is None:
         st.session_state[NOTE_KEY] = (
-            "warning", f"The cited chunk is not among this document's chunks with {settings} (the document or the "
-                       "index changed since the answer); the document is shown with those settings.")
+            "warning", f"The linked chunk (a citation or evidence) is not among this document's chunks with {settings} "
+                       "(the document or the index changed since); the document is shown with those settings.")
         return
     st.session_state["explorer_selected"] = target.id
     if target.granularity in GRANULARITY_OPTIONS:
         st.session_state["explorer_granularity"] = target.granularity
     where = "the settings the cited index was built with" if link.chunking else "the active settings"
-    st.session_state[NOTE_KEY] = ("caption", f"Opened on the cited chunk, chunked with {where} ({settings}).")
+    st.session_state[NOTE_KEY] = ("caption", f"Opened on the linked chunk (a citation or evidence), chunked with "
+                                             f"{where} ({settings}).")
 
 
 def show_note() -> None:
