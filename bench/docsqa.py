@@ -23,7 +23,10 @@ Systems, all in the same run over the same MiniLM embedder (and its cache), each
   taken in rank order until the budget is full;
 - ``agent``: ``ask`` with the offline policy and the budget as its context budget.
 
-Reported per set and budget: place recall, question recall, recall per intent, mean context tokens and latency.
+Reported per set and budget: place recall, question recall, recall per intent, mean context tokens and latency,
+and what the user reads: the share of places the answer itself quotes ("answer quotes"; the agent's offline
+answer, and for the one-search systems the same extractive answerer over their context, as the Agent Playground's
+one-shot column shows it), with the share of questions whose every place is quoted (multi-part set).
 Writes ``bench/results/docsqa.md``. Indexes and embeddings are kept in ``$RAG_BENCH_DIR`` (``/tmp/rag_bench``).
 """
 
@@ -214,6 +217,7 @@ def open_built(settings, config, name: str, docs: list, chunks: list | None = No
 
 def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     from rag_core.agent import ask
+    from rag_core.agent.answer import extractive_answer
     from rag_core.config import RAGConfig
     from rag_core.retrieval.dynamic import Retriever
 
@@ -225,7 +229,10 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     def one_search(retriever, overrides=None):
         def run(question: str, budget: int):
             result = retriever.retrieve(question, overrides=overrides)
-            return fill([h.chunk for h in result.hits], budget), 1, None  # one search never says "not found"
+            chunks = fill([h.chunk for h in result.hits], budget)
+            kept = {c.id for c in chunks}
+            answer = extractive_answer(question, [h for h in result.hits if h.chunk.id in kept]).text
+            return chunks, 1, None, answer  # one search never says "not found"
         return run
 
     if "naive" in names:
@@ -250,7 +257,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
                 run_config = config.model_copy(update={"agent": config.agent.model_copy(
                     update={"context_budget": budget})})
                 answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever)
-                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found
+                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
             systems["agent"] = agent
     return systems
 
@@ -268,10 +275,11 @@ def evaluate(qa: QASet, systems: dict[str, Callable], budgets: list[int], verbos
             for item in qa.items:
                 system(item.question, budget)  # warm-up: the query embedding comes from the cache for everyone
                 tick = time.perf_counter()
-                chunks, steps, not_found = system(item.question, budget)
+                chunks, steps, not_found, answer = system(item.question, budget)
                 ms = (time.perf_counter() - tick) * 1000
                 found = item.found("\n".join(c.text for c in chunks))
                 per.append({"id": item.id, "intent": item.intent, "found": found, "places": len(item.places),
+                            "quoted": item.found(answer),
                             "answerable": item.answerable, "not_found": not_found,
                             "tokens": sum(c.tokens for c in chunks), "ms": ms, "steps": steps})
                 if verbose:
@@ -280,7 +288,8 @@ def evaluate(qa: QASet, systems: dict[str, Callable], budgets: list[int], verbos
             rows.append({"set": qa.name, "budget": budget, "system": name, "per": per})
             s = summarise(per)
             print(f"  {qa.name} budget {budget} {name:<8} place {s['place']:.3f} question {s['question']:.3f} "
-                  f"tokens {s['tokens']:.0f} p50 {s['p50']:.0f} ms", flush=True)
+                  f"quoted {s['quoted']:.3f}/{s['quoted_all']:.3f} tokens {s['tokens']:.0f} p50 {s['p50']:.0f} ms",
+                  flush=True)
     return rows
 
 
@@ -293,6 +302,9 @@ def summarise(per: list[dict]) -> dict:
     return {
         "place": sum(r["found"] for r in per) / places if places else 0.0,
         "question": sum(r["found"] == r["places"] for r in per) / len(per) if per else 0.0,
+        # What the answer itself quotes (not only what its context holds).
+        "quoted": sum(r.get("quoted", 0) for r in per) / places if places else 0.0,
+        "quoted_all": sum(r.get("quoted", 0) == r["places"] for r in per) / len(per) if per else 0.0,
         # "Not found" answers: on unanswerable questions (wanted) and on answerable ones (false), as counts.
         "null_said": sum(bool(r.get("not_found")) for r in null) if said else None,
         "null_n": len(null),
@@ -308,9 +320,10 @@ def summarise(per: list[dict]) -> dict:
 def report(rows: list[dict], args) -> str:
     lines = [
         "Place recall: share of gold evidence places whose text is in the context; question recall: share of "
-        "questions with every place found. Every system fills the same token budget (chunk tokens, cl100k) from "
-        "its own ranking; the agent gets the budget as its context budget. Same run, same MiniLM embedder, "
-        f"2 cores, load average {os.getloadavg()[0]:.1f}. Command: `python -m bench docsqa"
+        "questions with every place found; answer quotes: share of places the answer quotes (extractive answers, "
+        "the one-search systems' over their context). Every system fills the same token budget (chunk tokens, "
+        "cl100k) from its own ranking; the agent gets the budget as its context budget. Same run, same MiniLM "
+        f"embedder, 2 cores, load average {os.getloadavg()[0]:.1f}. Command: `python -m bench docsqa"
         f"{' --limit ' + str(args.limit) if args.limit else ''}`.",
     ]
     for set_name in dict.fromkeys(r["set"] for r in rows):
@@ -319,8 +332,9 @@ def report(rows: list[dict], args) -> str:
             intents = sorted({p["intent"] for r in block for p in r["per"]})
             per_intent = len(intents) > 1
             multi = any(not p.get("answerable", True) for r in block for p in r["per"])
-            head = "| system | place recall | question recall | tokens (mean) | steps | p50 ms | p95 ms |"
-            rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+            head = ("| system | place recall | question recall | answer quotes | tokens (mean) | steps | p50 ms "
+                    "| p95 ms |")
+            rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
             said = any(p.get("not_found") is not None for r in block for p in r["per"])
             if multi:  # question recall is "complete" there (every place of the question in the context)
                 head = head.replace("question recall", "complete")
@@ -336,7 +350,8 @@ def report(rows: list[dict], args) -> str:
             naive = next((summarise(r["per"]) for r in block if r["system"] == "naive"), None)
             for r in block:
                 s = summarise(r["per"])
-                cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {s['tokens']:.0f} "
+                quoted = f"{s['quoted']:.3f} / {s['quoted_all']:.3f}" if multi else f"{s['quoted']:.3f}"
+                cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {quoted} | {s['tokens']:.0f} "
                          f"| {s['steps']:.2f} | {s['p50']:.0f} | {s['p95']:.0f} |")
                 if said:
                     null = f"{s['null_said']} of {s['null_n']}" if s["null_n"] else "–"
@@ -348,8 +363,9 @@ def report(rows: list[dict], args) -> str:
                         cells += f" {t['place']:.3f} / {t['question']:.2f} |" if multi else f" {t['place']:.3f} |"
                 lines.append(cells)
             if multi:
-                lines += ["", "Per type: place recall / complete. Not found: questions answered \"the documents do "
-                          "not answer this\" (only the agent decides that)."]
+                lines += ["", "Per type: place recall / complete. Answer quotes: share of places the answer quotes / "
+                          "share of questions with every place quoted. Not found: questions answered \"the documents "
+                          "do not answer this\" (only the agent decides that)."]
             if naive:
                 ratios = ", ".join(f"{r['system']} {summarise(r['per'])['place'] - naive['place']:+.3f}"
                                    for r in block if r["system"] != "naive")

@@ -322,9 +322,19 @@ def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit]) -> set[str]:
     by ``coverage.score_parts``: ``PartCoverage.supporting``), and the other held chunks of those chunks' sections
     (the command block under the prose that explains it: a code block alone scores low against a question in
     words, yet it is the answer to "how do I rotate a key?")."""
-    covered_parts = [p for p in parts if p.covered]
-    ids = {c for p in covered_parts for c in [*p.chunk_ids, *p.supporting]}
+    return {c for p in parts if p.covered for tier in part_evidence(p, hits) for c in tier}
+
+
+def part_evidence(part: Any, hits: Sequence[Hit]) -> list[list[str]]:
+    """Ids of the held chunks that are evidence for one part (see ``covered_evidence``), in two tiers: its own
+    best evidence (``chunk_ids``) with the other held chunks of their sections, then every chunk that supports
+    it with theirs."""
     chunks = [h.chunk for h in hits]
-    sections = {(c.doc_id, tuple(c.heading_path)) for c in chunks if c.id in ids and c.heading_path}
-    ids |= {c.id for c in chunks if (c.doc_id, tuple(c.heading_path)) in sections}
-    return ids
+
+    def with_sections(ids: list[str]) -> list[str]:
+        sections = {(c.doc_id, tuple(c.heading_path)) for c in chunks if c.id in ids and c.heading_path}
+        return list(dict.fromkeys([*ids, *(c.id for c in chunks if (c.doc_id, tuple(c.heading_path)) in sections)]))
+
+    first = with_sections(list(part.chunk_ids))
+    return [first, [c for c in with_sections(list(dict.fromkeys([*part.chunk_ids, *part.supporting])))
+                    if c not in first]]

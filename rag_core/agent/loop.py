@@ -17,10 +17,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from rag_core.agent.answer import NOT_FOUND, extractive_answer
+from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
-from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence
+from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence, part_evidence
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
@@ -197,12 +197,24 @@ def run_agent(
             run.steps[-1].args = {"answer": answer, "citations": []}
             run.steps[-1].reason += f"; not found: {found_reason}"
     covered = covered_evidence(coverage, context.hits) if extractive and found else None
-    if covered and any(c not in covered for c in citations):
+    parts = [part for part in coverage if part.covered]
+    evidence = {key: part_evidence(part, context.hits) for part in parts for key in (part.text, part.query)} \
+        if covered else {}
+    # A covered how-to part whose best evidence holds steps the answer does not quote.
+    stepless = [part for part in parts
+                if part.text in evidence and steps_missing(part.text, evidence[part.text][0], context.hits, answer)]
+    if covered and (stepless or any(c not in covered for c in citations)):
         # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
-        # is not grounded (``grounding.check_grounding``), however many words it shares with the question.
-        extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered], run.sub_queries,
-                                      min_score=0.0)
-        if extracted.citations:
+        # is not grounded (``grounding.check_grounding``), however many words it shares with the question. A
+        # how-to part is answered by the steps of its best evidence. Any other answer is kept as the policy gave
+        # it: re-quoting every answer from the covered evidence quoted fewer gold spans (FastAPI at 1,000 tokens
+        # 0.152 -> 0.121).
+        if len(coverage) == 1:
+            evidence[question] = evidence[coverage[0].text]
+        extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered],
+                                      run.sub_queries,
+                                      min_score=0.0, evidence=evidence)
+        if extracted.citations and extracted.text != answer:
             answer, citations = extracted.text, extracted.citations
             if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
                 run.steps[-1].args = {"answer": answer, "citations": citations}

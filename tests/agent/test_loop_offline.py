@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rag_core.agent import AgentResult, AgentState, AgentStep, ask, run_agent
-from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
+from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer, passages_of
 from rag_core.agent.policies.offline import decompose
 from rag_core.config import RAGConfig
 from rag_core.evaluation.questions import normalise
@@ -214,12 +214,19 @@ def test_extractive_answer_quotes_list_items_and_tables_whole():
                   text="To rotate:\n\n1. Open Settings.\n2. Press Rotate key now.", start=0, end=50, tokens=12)
     table = Chunk(id="t1", doc_id="d", granularity="section", chunk_type="table",
                   text="## Ports\n\n| port | use |\n| --- | --- |\n| 7420 | API |", start=0, end=50, tokens=20)
-    answer = extractive_answer("Which port does the API use? How do I rotate the key?",
-                               [Hit(table, 1.0, 0.9), Hit(steps, 0.9, 0.8)], ["Which port does the API use",
-                                                                            "How do I rotate the key"])
-    assert answer.text == (EXTRACTIVE_NOTE + "\n\n\n| port | use |\n| --- | --- |\n| 7420 | API |\n\n[t1]\n\n"
-                           "- Press Rotate key now. [l1]")
+    parts = ["Which port does the API use", "How do I rotate the key"]
+    hits = [Hit(table, 1.0, 0.9), Hit(steps, 0.9, 0.8)]
+    plain = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts)
+    assert plain.text.endswith("- Press Rotate key now. [l1]")  # without its evidence known, the best item
+    answer = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts,
+                               evidence={parts[0]: [["t1"]], parts[1]: [["l1"]]})
+    # the how-to part is answered by the steps of its evidence, the numbered list whole (not its one best item)
+    assert answer.text == (EXTRACTIVE_NOTE + "\n\n\n| port | use |\n| --- | --- |\n| 7420 | API |\n\n[t1]\n\n\n"
+                           "1. Open Settings.\n2. Press Rotate key now.\n\n[l1]\n")
     assert answer.citations == ["t1", "l1"]
+    # a question that does not ask how quotes the best item alone
+    fact = extractive_answer("Which button rotates the key?", [Hit(steps, 0.9, 0.8)])
+    assert fact.text == EXTRACTIVE_NOTE + "\n\n- Press Rotate key now. [l1]"
 
 
 def test_final_context_keeps_the_best_within_the_budget_after_gathering_more(fake_index, fake_retriever):
@@ -252,3 +259,33 @@ def test_follow_up_sharing_words_but_not_meaning_searches_again(fake_index, fake
     assert result.steps[0].tool == "search", result.steps[0].reason
     assert len(fake_retriever.calls) > calls
 
+
+
+def test_numbered_lists_are_passages_whole_with_their_commands():
+    from rag_core.agent.answer import STEPS_TOKENS, numbered_lists
+
+    text = ("Intro sentence.\n\n1. Find the id.\n2. Rotate it:\n\n   ```bash\n   tool rotate ID\n\n   tool show\n"
+            "   ```\n\n   It prints the secret once.\n3. Restart clients.\n\nAfter the list, prose.\n\n"
+            "1. A list of one item is no procedure.\n")
+    assert numbered_lists(text) == ["1. Find the id.\n2. Rotate it:\n\n   ```bash\n   tool rotate ID\n\n   tool show\n"
+                                    "   ```\n\n   It prints the secret once.\n3. Restart clients."]
+    long = "\n".join(f"{i}. " + "step words " * 40 for i in range(1, 8))
+    assert numbered_lists(long) == []  # over STEPS_TOKENS: its items are quoted one by one instead
+    assert STEPS_TOKENS < 7 * 80
+
+
+def test_a_table_row_is_quoted_under_its_header_and_the_rare_term_decides():
+    """A row is quoted with its table's header (bare values say nothing), the header is no quote of its own, and
+    the row that holds the question's rare term ("429") beats rows that share only the header's words."""
+    text = ("## Error codes\n\n| Status | Meaning | What to do |\n| --- | --- | --- |\n"
+            "| 400 | Invalid body | Send valid JSON |\n| 429 | Too many requests | Wait and retry |\n"
+            "| 500 | Server fault | Retry later |")
+    table = Chunk(id="t", doc_id="d", granularity="section", chunk_type="text", text=text, start=0,
+                  end=len(text), tokens=300)
+    texts = [p.text for p in passages_of(Hit(table, 1.0, 0.8), 0)]
+    header = "| Status | Meaning | What to do |\n| --- | --- | --- |\n"
+    assert texts == [header + "| 400 | Invalid body | Send valid JSON |",
+                     header + "| 429 | Too many requests | Wait and retry |",
+                     header + "| 500 | Server fault | Retry later |"]
+    answer = extractive_answer("What is the meaning of status 429?", [Hit(table, 1.0, 0.8)], max_passages=1)
+    assert "| 429 | Too many requests |" in answer.text and "| 400 |" not in answer.text

@@ -148,3 +148,20 @@ def test_a_follow_up_answered_from_the_earlier_context_quotes_what_bears_on_it(t
     second = ask("How do I rotate the database password?", index, config, settings, policy="offline", state=state)
     assert "ALTER ROLE wrenfall PASSWORD" in second.answer
     assert "Rotation issues a new key" not in second.answer  # the first answer's passage
+
+
+@pytest.mark.parametrize("question", [
+    "How do I rotate an API key?",
+    "What is the run history retention on the Enterprise plan, and how do I rotate an API key?",
+])
+def test_a_how_to_part_is_answered_with_its_steps(samples, question):
+    """The answer quotes the procedure's steps with their command, not only a row or sentence that shares the
+    question's words (an error table's "past its rotation grace period" row was the quote for the first)."""
+    index, settings = samples
+    result = ask(question, index, CONFIG, settings, policy="offline")
+    answer = normalise(result.answer)
+    assert normalise("wrenctl keys rotate key_9TQ2M4 --grace 48h") in answer, result.answer
+    assert normalise("3. Update each client to the new key and restart it.") in answer
+    if "retention" in question:  # the other part keeps its own quote
+        assert "| Enterprise | Run history retention | 730 | days |" in result.answer, result.answer
+    assert result.grounded, result.grounding

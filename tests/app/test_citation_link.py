@@ -86,7 +86,8 @@ def test_a_chunk_the_document_no_longer_has_says_so(indexed):
     at.switch_page("pages/chunk_explorer.py")
     at.run()
     assert not at.exception
-    assert any("linked chunk (a citation or evidence) is not among this document's chunks" in w.value for w in at.warning)
+    assert any("linked chunk (a citation or evidence) is not among this document's chunks" in w.value
+               for w in at.warning)
 
 
 def test_a_retrieval_lab_hit_opens_in_the_explorer(indexed):
