@@ -34,10 +34,7 @@ index = state.guarded(lambda: state.index_for(config), "Opening the index")
 if index is not None and not any((state.guarded(index.count, "Counting chunks") or {}).values()):
     st.info(state.empty_index_message())
 elif index is not None:
-    from rag_core.retrieval.dynamic import Retriever
-
-    retriever = Retriever(index, config.retrieval, state.settings(),
-                          llm=state.llm() if config.retrieval.strategy == "auto" else None)
+    retriever = state.retriever(index, config.retrieval)
     # A new query or new settings search again: the hits shown always match the settings above them.
     asked = (query, config.retrieval)
     if query.strip() and (clicked or prefill.get("query") or asked != st.session_state.get(LAST_KEY)):

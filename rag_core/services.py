@@ -1,15 +1,15 @@
 """Wiring: how the app, the CLI, the benchmarks and bootstrap open what they work with — one place for all.
 
 An index of a configuration with its (cached) embedder, a collection with the embedder it was built with, the
-LLM client, the stores of evaluation results. The app wraps these in ``st.cache_resource`` (``ui/state.py``);
-nothing here caches.
+LLM client, a search's retriever, the stores of evaluation results. The app wraps these in ``st.cache_resource``
+(``ui/state.py``); nothing here caches.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rag_core.config import RAGConfig, Settings, get_settings
+from rag_core.config import RAGConfig, RetrievalConfig, Settings, get_settings
 
 
 def embedding_cache_dir(settings: Settings) -> Path:
@@ -56,6 +56,17 @@ def open_llm(settings: Settings | None = None, *, required: bool = False):
 
     settings = settings or get_settings()
     return LLMClient(settings) if required else llm_from_settings(settings)
+
+
+def open_retriever(index, retrieval_config: RetrievalConfig, settings: Settings | None = None, llm=None):
+    """The ``Retriever`` of a search in the app or the CLI: ``auto`` queries are routed by ``llm`` (None: the
+    configured client, opened only then), every other strategy opens and holds no LLM (``Retriever.for_config``)."""
+    from rag_core.retrieval.dynamic import Retriever, routed
+
+    settings = settings or get_settings()
+    if llm is None and routed(retrieval_config):
+        llm = open_llm(settings)
+    return Retriever.for_config(index, retrieval_config, settings, llm)
 
 
 def open_results_store(settings: Settings | None = None):

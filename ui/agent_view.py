@@ -177,12 +177,9 @@ def render_details(result: AgentResult, turn: int) -> None:
 def one_shot(question: str, index, config):
     """One-shot top-5 hybrid RAG on the same question (None, with a message, when it fails); the same baseline
     the guided demo compares the agent with when it picks its question."""
-    from rag_core.retrieval.dynamic import Retriever
-
     retrieval = config.retrieval.one_shot()
     with st.spinner("One-shot search: one hybrid search for the top 5 chunks…"):
-        return state.guarded(lambda: Retriever(index, retrieval, state.settings()).retrieve(question),
-                             "One-shot RAG")
+        return state.guarded(lambda: state.retriever(index, retrieval).retrieve(question), "One-shot RAG")
 
 
 def render_one_shot(question: str, result, index, coverage: list[dict] | None = None) -> list[dict] | None:

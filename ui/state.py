@@ -69,6 +69,11 @@ def llm():
     return services.open_llm(settings())
 
 
+def retriever(index, retrieval):
+    """The ``Retriever`` of a search on a page: the configured LLM routes ``auto`` only (``open_retriever``)."""
+    return services.open_retriever(index, retrieval, settings())
+
+
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def embedder(embedding_json: str):
     """One embedder per embedding configuration (name and hash dimension), shared by every index that uses it."""

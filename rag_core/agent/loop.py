@@ -84,7 +84,7 @@ def run_agent(
     """
     question = check_query(question, noun="question")
     if retriever is None:
-        retriever = Retriever(index, config.retrieval, settings, llm)
+        retriever = Retriever.for_config(index, config.retrieval, settings, llm)
     if policy is None or isinstance(policy, str):
         policy = make_policy(policy or config.agent.policy, settings, llm)
     state = state if state is not None else AgentState()

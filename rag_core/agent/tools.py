@@ -286,23 +286,24 @@ class ToolBox:
         return outcome
 
     def _search(self, args: SearchArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
-        overrides: dict[str, Any] = {"granularity": args.granularity}
-        max_k = getattr(getattr(self.retriever, "config", None), "max_k", 20)
-        overrides["initial_k"] = min(args.max_results, max_k)
+        base = self.retriever.config
+        # Every value comes from the validated SearchArgs and stays within the base's bounds (k up to its max_k), so
+        # the typed copy needs no second validation per search.
+        changes: dict[str, Any] = {"granularity": args.granularity, "initial_k": min(args.max_results, base.max_k)}
         if args.strategy != "auto":
-            overrides["strategy"] = args.strategy
+            changes["strategy"] = args.strategy
         if not args.widen:
-            overrides["max_iterations"] = 1
+            changes["max_iterations"] = 1
         chunk_types = FOCUS_CHUNK_TYPES[args.focus_area]
         if chunk_types is not None:
-            overrides["chunk_types"] = chunk_types
+            changes["chunk_types"] = list(chunk_types)
         else:
             # The focus area is the agent's explicit choice of content type: "general" and "fact" mean no
             # chunk-type filter, so the retriever must not add its own intent filter either.
-            overrides["use_intent_filter"] = False
-        result = self.retriever.retrieve(
-            args.query, exclude_ids=tuple(exclude_ids), previous_queries=tuple(previous_queries), overrides=overrides
-        )
+            changes["use_intent_filter"] = False
+        result = self.retriever.retrieve(args.query, exclude_ids=tuple(exclude_ids),
+                                         previous_queries=tuple(previous_queries),
+                                         config=base.model_copy(update=changes))
         hits = list(result.hits)[: args.max_results]
         if not hits:
             observation = (f"No chunks found for {args.query!r} at {args.granularity} granularity "

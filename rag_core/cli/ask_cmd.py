@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.cli.config_cmd import saved_config
     from rag_core.config import RAGConfig, get_settings
     from rag_core.errors import field_problems
-    from rag_core.retrieval.dynamic import Retriever
     from rag_core.services import open_collection, open_llm
 
     saved = saved_config(args.config)
@@ -80,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     index = open_collection(args.collection, settings)
     # raises a clear LLMError when not configured
     llm = open_llm(settings, required=True) if policy != "offline" else None
-    retriever = Retriever(index, config.retrieval, settings=settings, llm=llm)
-    result = ask(args.question, index, config, settings, policy=policy, retriever=retriever, llm=llm)
+    # the agent opens its retriever with the policy's client: an offline run takes no network, not even to route
+    result = ask(args.question, index, config, settings, policy=policy, llm=llm)
     # --policy llm asked for the model: when the endpoint failed or its answer was not used (cut off, a repetition,
     # the time budget), the offline fallback's answer is still printed (the fallback is recorded in it), and the
     # cause is reported on stderr with exit 2.

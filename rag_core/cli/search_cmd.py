@@ -71,14 +71,14 @@ FLAGS = {"initial_k": "--k", "max_k": "--max-k", "granularity": "--granularity",
          "token_budget": "--budget", "strategy": "--strategy"}
 
 
-def _check(base: RetrievalConfig, overrides: dict) -> None:
-    """Validate the flag values as a RetrievalConfig would, before anything is opened; errors name the flag."""
+def _effective(base: RetrievalConfig, overrides: dict) -> RetrievalConfig:
+    """``base`` with the flag values, validated before anything is opened; errors name the flag."""
     from pydantic import ValidationError
 
     from rag_core.errors import field_problems, stated_problem
 
     try:
-        RetrievalConfig.model_validate({**base.model_dump(), **overrides})
+        return RetrievalConfig.model_validate({**base.model_dump(), **overrides})
     except ValidationError as e:
         raise ValueError(field_problems(e, unnamed="options", labels=FLAGS, problem=stated_problem)) from e
 
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.cli.config_cmd import saved_config
     from rag_core.config import get_settings
-    from rag_core.retrieval.dynamic import Retriever
-    from rag_core.services import open_collection, open_llm
+    from rag_core.services import open_collection, open_retriever
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
@@ -105,15 +104,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--k must be between {low} and {high} (got {args.k})")
     saved = saved_config(args.config)
     base = saved.retrieval if saved is not None else RetrievalConfig()
-    overrides = _overrides(args, base, from_config=saved is not None)
-    _check(base, overrides)
+    retrieval = _effective(base, _overrides(args, base, from_config=saved is not None))
     settings = get_settings()
     index = open_collection(args.collection, settings, embedder=args.embedder)
-    strategy = overrides.get("strategy", base.strategy)
-    llm = open_llm(settings) if strategy == "auto" else None
-    retriever = Retriever(index, base, settings=settings, llm=llm)
-    result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous,
-                                overrides=overrides)
+    retriever = open_retriever(index, retrieval, settings)
+    result = retriever.retrieve(args.query, exclude_ids=args.exclude, previous_queries=args.previous)
     if args.json:
         # "config" is already the trace's effective retrieval settings: the saved name gets its own field
         print_json({"collection": args.collection, "embedder": index.embedder.id, **result.to_dict(),

@@ -8,7 +8,8 @@ retrieval metrics; the agent is scored on whether it said it found nothing (``sa
 ``false_not_found`` on answerable ones). Results are aggregated per configuration × strategy, per intent and per
 question type; a metric's mean is over the records that have it. Indexes come from ``index_factory`` (or are opened
 with ``open_index``, passed in by the caller: ``rag_core.services.open_index``) and receive any document they lack
-before the run starts; the agent's LLM policies use the ``llm`` the caller opened.
+before the run starts; the agent's LLM policies use the ``llm`` the caller opened, and so does ``auto`` as its
+router (``Retriever.for_config``: routed as in the Retrieval Lab).
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def run_evaluation(
     between questions; a cancelled or interrupted run keeps what it measured and says so in ``status``.
     ``on_finish`` receives the run however it ends (the page stores it there, even when Streamlit interrupts
     the script because the user pressed Cancel). Without ``index_factory``, indexes are opened with
-    ``open_index``; ``llm`` is the client of the agent's LLM policies (None: offline only).
+    ``open_index``; ``llm`` is the client of the agent's LLM policies and of ``auto``'s router (None: offline only).
     """
     if not question_set.questions:
         raise ValueError("the question set is empty")
@@ -315,11 +316,12 @@ def _default_index_factory(question_set: QuestionSet, settings: Settings, progre
 
 def default_execute(question: str, strategy: str, config: RAGConfig, index, settings: Settings,
                     llm: Any = None) -> Outcome:
-    """Answer ``question`` with the real retriever (one strategy) or the agent (``llm``: its LLM policies' client)."""
+    """Answer ``question`` with the real retriever (one strategy) or the agent (``llm``: its LLM policies' client,
+    and the router of ``auto``, as in the Retrieval Lab)."""
     if strategy == "agent":
         return _run_agent(question, config, index, settings, llm)
     retrieval = config.retrieval.model_copy(update={"strategy": strategy})
-    result = Retriever(index, retrieval, settings).retrieve(question)
+    result = Retriever.for_config(index, retrieval, settings, llm).retrieve(question)
     ranked = [(hit.chunk, hit.source_name) for hit in result.hits]
     return Outcome(ranked=ranked, context_tokens=int(result.context.tokens), steps=len(result.iterations),
                    trace=result.to_dict(), route=f"{result.route}: {result.route_reason}")

@@ -84,6 +84,11 @@ def _relax(plan: _Plan, sections_ranked: bool = False) -> tuple[_Plan, str] | No
     return None
 
 
+def routed(config: RetrievalConfig) -> bool:
+    """Whether each query's strategy is chosen by the router (``auto``): only then is an LLM router consulted."""
+    return config.strategy == "auto"
+
+
 class Retriever:
     """Confidence-gated retrieval over an index (see the module docstring)."""
 
@@ -93,6 +98,16 @@ class Retriever:
         self.settings = settings
         self.llm = llm
         self.embedder_id = str(index.embedder.id)
+
+    @classmethod
+    def for_config(cls, index: SearchIndex, config: RetrievalConfig, settings: Settings | None = None,
+                   llm=None) -> Retriever:
+        """The retriever of ``config``, holding ``llm`` as its router only when ``config`` is routed (``auto``).
+
+        The one place of that rule, for the Retrieval Lab and ``search`` (through ``rag_core.services``), the agent
+        and Evaluate alike: ``auto`` with a model configured is routed the same way wherever it is searched.
+        """
+        return cls(index, config, settings, llm if routed(config) else None)
 
     # --- configuration ------------------------------------------------------------------------------
     def effective_config(self, overrides: dict | None = None) -> RetrievalConfig:
@@ -229,7 +244,7 @@ class Retriever:
 
     # --- the pipeline --------------------------------------------------------------------------------
     def choose_route(self, query: str, config: RetrievalConfig, intent: str | None = None) -> Route:
-        if config.strategy != "auto":
+        if not routed(config):
             return Route(config.strategy, f"strategy set to {config.strategy} in the configuration", "config")
         return route_query(query, llm=self.llm, web_available=self.web_available, intent=intent)
 
@@ -241,10 +256,16 @@ class Retriever:
         return _Plan(granularity, chunk_types)
 
     def retrieve(self, query: str, *, exclude_ids: Sequence[str] = (), previous_queries: Sequence[str] = (),
-                 overrides: dict | None = None) -> RetrievalResult:
-        """Retrieve context for ``query``, skipping ``exclude_ids`` (chunks the caller already holds)."""
+                 overrides: dict | None = None, config: RetrievalConfig | None = None) -> RetrievalResult:
+        """Retrieve context for ``query``, skipping ``exclude_ids`` (chunks the caller already holds).
+
+        ``config`` replaces the retriever's own settings for this search (the agent's per-search choices, already a
+        typed ``RetrievalConfig``); ``overrides`` are changes to them given as a dict, validated here.
+        """
         started = time.perf_counter()
-        config = self.effective_config(overrides)
+        if config is not None and overrides:
+            raise ValueError("give the search's settings as a config or as overrides, not both")
+        config = config if config is not None else self.effective_config(overrides)
         query = check_query(query)
         rewrite = rewrite_query(query, previous_queries)
         search_query = rewrite.query

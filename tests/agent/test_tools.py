@@ -14,6 +14,7 @@ from rag_core.agent.tools import (
     untrusted_text,
     validate_arguments,
 )
+from rag_core.config import RetrievalConfig
 from rag_core.types import Chunk
 
 
@@ -73,13 +74,13 @@ def test_search_and_navigation(fake_index, fake_retriever):
     found = box.execute("search", {"query": "rotate API key", "max_results": 1})
     assert found.ok and [h.chunk.id for h in found.hits] == ["auth-s"]
     # "general" asks for no content-type filter, so the retriever's own intent filter is switched off too.
-    assert fake_retriever.calls[-1]["overrides"] == {"granularity": "section", "initial_k": 1,
-                                                     "use_intent_filter": False}
+    assert fake_retriever.calls[-1]["config"] == RetrievalConfig(granularity="section", initial_k=1,
+                                                                 use_intent_filter=False)
     box.execute("search", {"query": "rotate API key", "granularity": "paragraph", "focus_area": "code",
                            "strategy": "hybrid", "widen": False})
-    assert fake_retriever.calls[-1]["overrides"] == {"granularity": "paragraph", "initial_k": 5,
-                                                     "strategy": "hybrid", "max_iterations": 1,
-                                                     "chunk_types": ["code"]}
+    assert fake_retriever.calls[-1]["config"] == RetrievalConfig(granularity="paragraph", initial_k=5,
+                                                                 strategy="hybrid", max_iterations=1,
+                                                                 chunk_types=["code"])
     assert '<untrusted_document id="auth-s" source="auth.md › Auth"' in found.observation
     zoomed = box.execute("zoom_in", {"section_id": "auth-s"}, focus_query="rotate API key")
     assert [c.id for c in zoomed.chunks] == ["auth-p1"] and zoomed.replaces == ["auth-s"]
@@ -91,7 +92,7 @@ def test_search_and_navigation(fake_index, fake_retriever):
             "</untrusted_document>") == box.execute("list_documents", {}).observation
     assert "- auth-s: Auth (200 tokens)" in box.execute("list_sections", {"doc_id": "auth"}).observation
     code = box.execute("search", {"query": "rotate", "focus_area": "code"})
-    assert code.ok and fake_retriever.calls[-1]["overrides"]["chunk_types"] == ["code"]
+    assert code.ok and fake_retriever.calls[-1]["config"].chunk_types == ["code"]
 
 
 def test_untrusted_wrapper_cannot_be_closed_from_inside():

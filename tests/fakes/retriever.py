@@ -18,11 +18,11 @@ class FakeRetriever:
         self.config = config
         self.calls: list[dict] = []
 
-    def retrieve(self, query, *, exclude_ids=(), previous_queries=(), overrides=None):
-        overrides = overrides or {}
-        self.calls.append({"query": query, "exclude_ids": list(exclude_ids), "overrides": dict(overrides)})
-        granularity = overrides.get("granularity", "paragraph")
-        k = overrides.get("initial_k", 3)
+    def retrieve(self, query, *, exclude_ids=(), previous_queries=(), overrides=None, config=None):
+        config = config if config is not None else self.config.model_copy(update=overrides or {})
+        self.calls.append({"query": query, "exclude_ids": list(exclude_ids), "config": config})
+        granularity = config.granularity
+        k = config.initial_k
         terms = content_terms(query)
         scored = [(term_coverage(terms, c.text), c) for c in self.index.by_id.values()
                   if c.granularity == granularity and c.id not in set(exclude_ids)]

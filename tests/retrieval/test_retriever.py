@@ -102,6 +102,16 @@ def test_overrides_are_validated(fake_index):
         retriever.retrieve("timeout", overrides={"initial_k": 50})  # above max_k
 
 
+def test_a_typed_config_replaces_the_retrievers_own_for_one_search(fake_index):
+    retriever = _retriever(fake_index)
+    typed = retriever.retrieve("timeout", config=retriever.config.model_copy(update={"strategy": "keyword"}))
+    assert typed.route == "keyword" and typed.config == {**retriever.config.model_dump(), "strategy": "keyword"}
+    assert [h.chunk.id for h in typed.hits] == [
+        h.chunk.id for h in retriever.retrieve("timeout", overrides={"strategy": "keyword"}).hits]
+    with pytest.raises(ValueError, match="not both"):
+        retriever.retrieve("timeout", overrides={"strategy": "vector"}, config=retriever.config)
+
+
 def test_web_route_uses_the_configured_endpoint(fake_index, searx):
     url, handler = searx
     handler.results = [{"url": "https://example.org/r", "title": "Wrenfall latest release", "content": "v3 news"}]
