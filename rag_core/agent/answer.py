@@ -187,7 +187,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
     confidence = {hit.chunk.id: hit.confidence for hit in hits}
     queries = [q for q in [*sub_queries, question] if q.strip()] or [question]
     evidence = evidence or {}
-    if len([q for q in queries if evidence.get(q)]) > 1:
+    if len(queries) > 2:
         max_passages = min(MAX_QUOTED, max(max_passages, len(queries)))
     chosen: list[Passage] = []
 
