@@ -54,7 +54,8 @@ def test_a_follow_up_sharing_a_word_searches_again_and_quotes_its_own_topic(app_
 def test_a_follow_up_on_a_neighbouring_section_quotes_that_section(app_url, page):
     first, second = _conversation(page, app_url, "How do I rotate an API key?",
                                   "How do I rotate the database password?")
-    key_passage = "Rotation issues a new key and keeps the old one working"  # Operations guide › Rotating an API key
+    # Operations guide › Rotating an API key: a how-to question is answered with its steps and their command
+    key_passage = "wrenctl keys rotate key_9TQ2M4 --grace 48h"
     assert key_passage in first, first
     # The first context holds the database-password section too: reused (no search needed) or searched again,
     # the answer must quote that section, ranked for the new question.
