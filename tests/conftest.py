@@ -82,3 +82,19 @@ def server_down(data_dir):
     port = free_port()
     down = Settings(data_dir=data_dir, chroma_host="127.0.0.1", chroma_port=port)
     return Index.open("served", down, embedder), down, port
+
+
+@pytest.fixture
+def auth_doc():
+    """The fake chunker's authentication guide (tests/fakes/chunker.py)."""
+    from tests.fakes.chunker import AUTH, make_doc
+
+    return make_doc("auth.md", AUTH)
+
+
+@pytest.fixture
+def billing_doc():
+    """The fake chunker's billing guide (tests/fakes/chunker.py)."""
+    from tests.fakes.chunker import BILLING, make_doc
+
+    return make_doc("billing.md", BILLING)

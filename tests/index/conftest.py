@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag_core.config import Settings
-from rag_core.types import Document
-from tests.fakes.chunker import AUTH, BILLING, fake_chunker, make_doc
+from tests.fakes.chunker import fake_chunker, make_doc
 from tests.fakes.embedder import WordHashEmbedder
 
 
@@ -34,16 +33,6 @@ def open_index(settings, embedder, collection_name):
                           kwargs.pop("chunking", None), chunker=kwargs.pop("chunker", fake_chunker), **kwargs)
 
     return _open
-
-
-@pytest.fixture
-def auth_doc() -> Document:
-    return make_doc("auth.md", AUTH)
-
-
-@pytest.fixture
-def billing_doc() -> Document:
-    return make_doc("billing.md", BILLING)
 
 
 @pytest.fixture(name="make_doc")

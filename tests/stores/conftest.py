@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core.types import Document
-from tests.fakes.chunker import AUTH, BILLING, fake_chunker, make_doc
+from tests.fakes.chunker import fake_chunker
 from tests.fakes.embedder import WordHashEmbedder
 
 
 @pytest.fixture
 def embedder() -> WordHashEmbedder:
     return WordHashEmbedder()
-
-
-@pytest.fixture
-def auth_doc() -> Document:
-    return make_doc("auth.md", AUTH)
-
-
-@pytest.fixture
-def billing_doc() -> Document:
-    return make_doc("billing.md", BILLING)
 
 
 @pytest.fixture(name="fake_chunker")
