@@ -220,6 +220,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     from rag_core.agent.answer import extractive_answer
     from rag_core.config import RAGConfig
     from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.fusion import PAPER_RRF_K
 
     plain = RAGConfig().retrieval.model_copy(update={
         "strategy": "hybrid", "initial_k": SEARCH_DEPTH, "max_k": SEARCH_DEPTH, "max_iterations": 1,
@@ -239,7 +240,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
         naive_config = RAGConfig(chunking={"strategy": "fixed", "max_tokens": 512, "overlap": 50})
         index = open_built(settings, naive_config, f"{qa.name}-naive", qa.docs, langchain_chunks(qa.docs))
         # RRF with the customary k = 60 (the RRF paper's, LangChain's EnsembleRetriever's): what a team would use.
-        systems["naive"] = one_search(Retriever(index, plain.model_copy(update={"rrf_k": 60}), settings))
+        systems["naive"] = one_search(Retriever(index, plain.model_copy(update={"rrf_k": PAPER_RRF_K}), settings))
     if "fixed" in names:
         fixed_config = RAGConfig(chunking={"strategy": "fixed", "max_tokens": 512, "overlap": 50})
         index = open_built(settings, fixed_config, f"{qa.name}-fixed", qa.docs)

@@ -44,7 +44,13 @@ def order_fused(items: dict[str, Fused]) -> list[Fused]:
     return sorted(items.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.id))
 
 
-def rrf_fuse(rankings: Mapping[str, Ranking], k: int = 60) -> list[Fused]:
+# The RRF paper's constant, also LangChain's: this function's default, the naive baseline's and the offline
+# policy's (its final ranking over all of a run's searches). The retriever's hybrid search uses its own
+# ``RetrievalConfig.rrf_k`` (``config.DEFAULT_RRF_K`` = 20, measured there).
+PAPER_RRF_K = 60
+
+
+def rrf_fuse(rankings: Mapping[str, Ranking], k: int = PAPER_RRF_K) -> list[Fused]:
     """Reciprocal Rank Fusion of ``rankings`` with constant ``k`` (≥ 1)."""
     if k < 1:
         raise ValueError(f"RRF k must be at least 1, got {k}")

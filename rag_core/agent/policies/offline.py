@@ -28,6 +28,7 @@ from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance, text_
 from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
 from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
+from rag_core.retrieval.fusion import PAPER_RRF_K
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import rewrite_query
 from rag_core.retrieval.text import content_terms, term_coverage
@@ -61,8 +62,9 @@ HOP_ANCHORS = 3
 HOP_SEARCHES = 2
 # Ranking of the final context: reciprocal-rank fusion over all of the run's searches, each hit weighted by its
 # calibrated confidence. The plain first search of the question is the most trusted list; the lists of follow-up
-# searches (parts, rows, sections, rewrites) count at this weight.
-RRF_K = 60
+# searches (parts, rows, sections, rewrites) count at this weight. RRF's constant is the paper's (not the
+# retriever's 20: that one was tuned for fusing two retrievers' lists, this one merges a run's searches).
+RRF_K = PAPER_RRF_K
 FOLLOW_UP_WEIGHT = 0.5
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
