@@ -168,25 +168,24 @@ def numbered_lists(text: str) -> list[str]:
 
 def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[str] = (),
                       max_passages: int = 3, min_score: float = 0.25,
-                      evidence: Mapping[str, Sequence[Sequence[str]]] | None = None) -> ExtractiveAnswer:
+                      steps_from: Mapping[str, Collection[str]] | None = None) -> ExtractiveAnswer:
     """Quote the best-supported passages of ``hits`` for ``question`` (and each of its ``sub_queries``).
 
     A part's best passage is quoted when its score (term coverage plus a quarter of its chunk's confidence) is
     above ``min_score``; with 0 the best passage is quoted whatever its words (the caller has judged from the
     evidence that the context answers: a paraphrased question may share no word with its answer).
 
-    ``evidence``: for a sub-query (or the question), the ids of the chunks that cover it, in tiers (its best
-    evidence, then the rest that supports it). A how-to query is then also offered the numbered lists of its
-    best evidence whole, and prefers them (``STEPS_BONUS``). With evidence for several parts, up to one quote a
-    part plus one are given (``max_passages`` at least, ``MAX_QUOTED`` at most). Quotes are not taken from a
-    part's evidence first: the passage holding most of its words, wherever it is, quoted more gold spans
-    (the agent's answers, FastAPI at 1,500 tokens 0.131 against 0.121, multi-part at 3,000 0.082 against 0.075)."""
+    ``steps_from``: for a how-to sub-query (or question), the ids of its best evidence, whose numbered lists it is
+    then offered whole and prefers (``STEPS_BONUS``). Only the steps: quotes are not taken from a part's evidence
+    first, since the passage holding most of its words, wherever it is, quoted more gold spans (the agent's
+    answers, FastAPI at 1,500 tokens 0.131 against 0.121, multi-part at 3,000 0.082 against 0.075). A question of
+    several parts gets up to one quote a part plus one (``max_passages`` at least, ``MAX_QUOTED`` at most)."""
     candidates = [p for rank, hit in enumerate(hits) for p in passages_of(hit, rank)]
     if not candidates:
         return ExtractiveAnswer(text=NOT_FOUND, citations=[])
     confidence = {hit.chunk.id: hit.confidence for hit in hits}
     queries = [q for q in [*sub_queries, question] if q.strip()] or [question]
-    evidence = evidence or {}
+    steps_from = steps_from or {}
     if len(queries) > 2:
         max_passages = min(MAX_QUOTED, max(max_passages, len(queries)))
     chosen: list[Passage] = []
@@ -224,10 +223,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
                    key=lambda p: (p.score, p.kind == "steps", -p.order[0], p.rarity, -p.order[1]), default=None)
 
     for query in queries:
-        tiers = evidence.get(query, ())
         # A how-to part is offered the steps of its own best evidence only: a numbered list elsewhere is as often
         # a code example's annotations as a procedure (quoting those lost gold spans on the multi-part set).
-        offered = score(query, tiers[0] if tiers and _how_to(query) else ())
+        offered = score(query, steps_from.get(query, ()) if _how_to(query) else ())
         best = best_of(offered)
         if best is not None and best.score > min_score and len(chosen) < max_passages:
             chosen.append(best)

@@ -197,12 +197,14 @@ def run_agent(
             run.steps[-1].args = {"answer": answer, "citations": []}
             run.steps[-1].reason += f"; not found: {found_reason}"
     covered = covered_evidence(coverage, context.hits) if extractive and found else None
-    parts = [part for part in coverage if part.covered]
-    evidence = {key: part_evidence(part, context.hits) for part in parts for key in (part.text, part.query)} \
-        if covered else {}
+    # Each covered part's best evidence (with its sections' other held chunks), by the part's text and query.
+    best = {}
+    for part in coverage if covered else ():
+        if part.covered:
+            best[part.text] = best[part.query] = part_evidence(part, context.hits)[0]
     # A covered how-to part whose best evidence holds steps the answer does not quote.
-    stepless = [part for part in parts
-                if part.text in evidence and steps_missing(part.text, evidence[part.text][0], context.hits, answer)]
+    stepless = [part.text for part in coverage
+                if part.text in best and steps_missing(part.text, best[part.text], context.hits, answer)]
     if covered and (stepless or any(c not in covered for c in citations)):
         # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
         # is not grounded (``grounding.check_grounding``), however many words it shares with the question. A
@@ -210,10 +212,9 @@ def run_agent(
         # it: re-quoting every answer from the covered evidence quoted fewer gold spans (FastAPI at 1,000 tokens
         # 0.152 -> 0.121).
         if len(coverage) == 1:
-            evidence[question] = evidence[coverage[0].text]
+            best[question] = best[coverage[0].text]
         extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered],
-                                      run.sub_queries,
-                                      min_score=0.0, evidence=evidence)
+                                      run.sub_queries, min_score=0.0, steps_from=best)
         if extracted.citations and extracted.text != answer:
             answer, citations = extracted.text, extracted.citations
             if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given

@@ -219,7 +219,7 @@ def test_extractive_answer_quotes_list_items_and_tables_whole():
     plain = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts)
     assert plain.text.endswith("- Press Rotate key now. [l1]")  # without its evidence known, the best item
     answer = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts,
-                               evidence={parts[0]: [["t1"]], parts[1]: [["l1"]]})
+                               steps_from={parts[0]: ["t1"], parts[1]: ["l1"]})
     # the how-to part is answered by the steps of its evidence, the numbered list whole (not its one best item)
     assert answer.text == (EXTRACTIVE_NOTE + "\n\n\n| port | use |\n| --- | --- |\n| 7420 | API |\n\n[t1]\n\n\n"
                            "1. Open Settings.\n2. Press Rotate key now.\n\n[l1]\n")
