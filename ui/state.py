@@ -70,8 +70,9 @@ def llm():
 
 
 def retriever(index, retrieval):
-    """The ``Retriever`` of a search on a page: the configured LLM routes ``auto`` only (``open_retriever``)."""
-    return services.open_retriever(index, retrieval, settings())
+    """The ``Retriever`` of a search on a page: the configured LLM routes ``auto`` only (``open_retriever``),
+    the app's one cached client, not a new one each rerun."""
+    return services.open_retriever(index, retrieval, settings(), llm())
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
