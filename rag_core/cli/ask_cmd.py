@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rag_core.cli.config_cmd import add_saved_config_flag, saved_config
 from rag_core.config import AgentConfig
 from rag_core.types import POLICY_NAMES
 
@@ -21,11 +22,7 @@ def register(subparsers) -> None:
     parser.add_argument("question", help="the question")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
     defaults = AgentConfig()
-    parser.add_argument("--config", metavar="NAME",
-                        help="a saved configuration (see: config list): its retrieval and agent settings (the policy "
-                             "too) replace the defaults below, and each flag given still overrides its one value. Its "
-                             "chunking and embedder are not used: the collection keeps the ones it was built with "
-                             "(nothing is re-chunked)")
+    add_saved_config_flag(parser, "retrieval and agent settings (the policy too)")
     parser.add_argument("--policy", choices=POLICY_NAMES,
                         help=f"{defaults.policy} (deterministic, no network; default, or the --config's), llm (the "
                              "model calls the tools) or llm-answer (the offline planner retrieves, the model writes "
@@ -50,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
 
     from rag_core.agent import ask
     from rag_core.cli import print_json
-    from rag_core.cli.config_cmd import saved_config
     from rag_core.config import RAGConfig, get_settings
     from rag_core.errors import field_problems
     from rag_core.services import open_collection, open_llm

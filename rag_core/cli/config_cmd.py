@@ -34,6 +34,15 @@ def _store():
     return ConfigStore.for_settings(get_settings())
 
 
+def add_saved_config_flag(parser, settings: str) -> None:
+    """``--config NAME`` of ``search`` and ``ask``: a saved configuration whose ``settings`` (what the command uses
+    of it) replace the defaults; read with ``saved_config``."""
+    parser.add_argument("--config", metavar="NAME",
+                        help=f"a saved configuration (see: config list): its {settings} replace the defaults below, "
+                             "and each flag given still overrides its one value. Its chunking and embedder are not "
+                             "used: the collection keeps the ones it was built with (nothing is re-chunked)")
+
+
 def saved_config(name: str | None):
     """The saved configuration ``name`` for a ``--config NAME`` flag (None without one); an unknown name is a
     ``ValueError`` naming the flag and listing the saved names."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from rag_core.cli.config_cmd import add_saved_config_flag, saved_config
 from rag_core.config import RetrievalConfig
 from rag_core.types import EMBEDDER_NAMES, GRANULARITIES, RETRIEVAL_STRATEGIES
 
@@ -23,10 +24,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("search", help="search a collection (dynamic retrieval, traced)")
     parser.add_argument("query", help="what to look for")
     parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
-    parser.add_argument("--config", metavar="NAME",
-                        help="a saved configuration (see: config list): its retrieval settings replace the defaults "
-                             "below, and each flag given still overrides its one value. Its chunking and embedder "
-                             "are not used: the collection keeps the ones it was built with (nothing is re-chunked)")
+    add_saved_config_flag(parser, "retrieval settings")
     parser.add_argument("--strategy", choices=RETRIEVAL_STRATEGIES,
                         help=f"retrieval strategy (default: {DEFAULT_STRATEGY}, or the --config's)")
     parser.add_argument("--k", type=int, help=f"initial k (default {defaults.initial_k}); dynamic retrieval may "
@@ -93,7 +91,6 @@ def _field_bounds(name: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
-    from rag_core.cli.config_cmd import saved_config
     from rag_core.config import get_settings
     from rag_core.services import open_collection, open_retriever
 
