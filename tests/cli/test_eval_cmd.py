@@ -83,25 +83,31 @@ def test_without_config_the_collection_own_embedder_and_chunking_are_used(tmp_pa
     assert json.loads(out)["summary"][0]["hit@5"] == 1.0
 
 
-def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, capsys, monkeypatch):
-    open_index(CONFIG, collection="cli-eval-llm").ingest([load_bytes("guide.md", GUIDE.encode())])
+def _eval_llm_answer(tmp_path, capsys, monkeypatch, collection: str, rows: str, replies: list[str]) -> dict:
+    """``eval questions`` (agent, llm-answer policy) of the question ``rows`` over the guide, the fake model
+    replying ``replies`` in turn; the records by question id."""
+    open_index(CONFIG, collection=collection).ingest([load_bytes("guide.md", GUIDE.encode())])
     questions = tmp_path / "q.csv"
-    questions.write_text("id,question,answer_text,intent\n"
-                         "k,How do I rotate the API key?,press Rotate,procedure\n"
-                         "t,What is the default request timeout?,defaults to 30 seconds,fact\n")
+    questions.write_text("id,question,answer_text,intent\n" + rows)
     config = tmp_path / "c.json"
     config.write_text(CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(
         update={"policy": "llm-answer"})}).model_dump_json())
-    # the model cites its first document for the first question, nothing at all for the second
-    script = [fake.answer("Open Settings and press Rotate [1]."), fake.answer("Nobody knows.")]
-    with fake.LlamaCppServer(script, route="hybrid") as server:
+    with fake.LlamaCppServer([fake.answer(reply) for reply in replies], route="hybrid") as server:
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
-        code = main(["eval", "questions", str(questions), "--collection", "cli-eval-llm", "--config", str(config),
+        code = main(["eval", "questions", str(questions), "--collection", collection, "--config", str(config),
                      "--strategy", "agent", "--per-question", "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    records = {r["question_id"]: r for r in json.loads(out)["records"]}
+    return {r["question_id"]: r for r in json.loads(out)["records"]}
+
+
+def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, capsys, monkeypatch):
+    # the model cites its first document for the first question, nothing at all for the second
+    records = _eval_llm_answer(tmp_path, capsys, monkeypatch, "cli-eval-llm",
+                               "k,How do I rotate the API key?,press Rotate,procedure\n"
+                               "t,What is the default request timeout?,defaults to 30 seconds,fact\n",
+                               ["Open Settings and press Rotate [1].", "Nobody knows."])
     assert records["k"]["metrics"]["cited"] == 1.0 and records["k"]["metrics"]["grounded"] == 1.0
     assert records["t"]["metrics"]["cited"] == 0.0 and records["t"]["metrics"]["grounded"] == 0.0
     assert records["k"]["answer"].startswith("Open Settings and press Rotate [")
@@ -110,23 +116,10 @@ def test_llm_answer_policy_is_scored_by_the_gold_evidence_it_cites(tmp_path, cap
 def test_grounded_metric_is_the_sentence_check_not_a_citation(tmp_path, capsys, monkeypatch):
     # Both answers cite the right document; the second states a number it does not hold (the old metric, "cites a
     # retrieved chunk", scored both 1.0).
-    open_index(CONFIG, collection="cli-eval-check").ingest([load_bytes("guide.md", GUIDE.encode())])
-    questions = tmp_path / "q.csv"
-    questions.write_text("id,question,answer_text,intent\n"
-                         "k,What is the default request timeout?,defaults to 30 seconds,fact\n"
-                         "t,What is the default request timeout?,defaults to 30 seconds,fact\n")
-    config = tmp_path / "c.json"
-    config.write_text(CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(
-        update={"policy": "llm-answer"})}).model_dump_json())
-    script = [fake.answer("The request timeout defaults to 30 seconds [1]."),
-              fake.answer("The request timeout defaults to 429 seconds [1].")]
-    with fake.LlamaCppServer(script, route="hybrid") as server:
-        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("RAG_LLM_MODEL", "smollm2")
-        code = main(["eval", "questions", str(questions), "--collection", "cli-eval-check", "--config", str(config),
-                     "--strategy", "agent", "--per-question", "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    records = {r["question_id"]: r for r in json.loads(out)["records"]}
+    records = _eval_llm_answer(tmp_path, capsys, monkeypatch, "cli-eval-check",
+                               "k,What is the default request timeout?,defaults to 30 seconds,fact\n"
+                               "t,What is the default request timeout?,defaults to 30 seconds,fact\n",
+                               ["The request timeout defaults to 30 seconds [1].",
+                                "The request timeout defaults to 429 seconds [1]."])
     assert records["k"]["metrics"]["grounded"] == 1.0 and records["t"]["metrics"]["grounded"] == 0.0
     assert records["t"]["metrics"]["cited"] == 1.0  # it cites the gold evidence; it is still not grounded
