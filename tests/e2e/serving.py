@@ -33,6 +33,23 @@ def require_browser() -> None:
     pytest.importorskip("playwright.sync_api")
 
 
+def index_with_hash_embedder(data_dir: Path, documents) -> None:
+    """Prepare ``data_dir`` as an earlier session would leave it: ``documents`` stored and indexed with the hash
+    embedder (fast and deterministic) at the default chunking, that configuration active but not saved (Home
+    counts 0 saved configurations until one is applied)."""
+    from rag_core.activestate import activate
+    from rag_core.config import EmbeddingConfig, RAGConfig, Settings
+    from rag_core.documents import DocumentStore
+    from rag_core.services import open_index
+
+    settings = Settings(data_dir=data_dir)
+    store = DocumentStore(data_dir)
+    stored = [store.add(document)[0] for document in documents]
+    config = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
+    open_index(config, settings).ingest(stored)
+    activate(settings, config, save=False)
+
+
 @contextmanager
 def serve_app(data_dir: Path, env: dict[str, str] | None = None, samples: bool = False) -> Iterator[str]:
     """The app's URL, served from ``data_dir`` with ``env`` on top (``samples``: index them first, as

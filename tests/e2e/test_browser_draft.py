@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.serving import require_browser, serve_app
+from tests.e2e.serving import index_with_hash_embedder, require_browser, serve_app
 from tests.e2e.test_browser import _check_clean, _open, _settle
 from tests.fakes import openai_server as fake
 
@@ -41,19 +41,10 @@ DRAFTING_PROMPT = "You write test questions"  # the drafting system prompt's fir
 def served(tmp_path_factory):
     """(url, data dir, model server) of `streamlit run app.py` on the samples indexed with the hash embedder."""
     require_browser()
-    from rag_core.activestate import activate
-    from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-    from rag_core.documents import DocumentStore
     from rag_core.loaders import load_path, sample_paths
-    from rag_core.services import open_index
 
     data_dir = tmp_path_factory.mktemp("draft_data")
-    settings = Settings(data_dir=data_dir)
-    store = DocumentStore(data_dir)
-    docs = [store.add(load_path(path))[0] for path in sample_paths()]
-    config = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
-    open_index(config, settings).ingest(docs)
-    activate(settings, config, save=False)
+    index_with_hash_embedder(data_dir, [load_path(path) for path in sample_paths()])
     script = [{**fake.answer(REPLY), "delay": SECONDS_PER_REPLY} for _ in range(100)]
     env = {"RAG_LLM_MODEL": "smollm2", "RAG_LLM_API_KEY": "x",
            # Edits to the source tree while the app runs (other work on this checkout) make Streamlit re-import

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.serving import require_browser, serve_app
+from tests.e2e.serving import index_with_hash_embedder, require_browser, serve_app
 from tests.e2e.test_browser import _check_clean, _open, _settle
 
 pytestmark = pytest.mark.browser
@@ -38,18 +38,8 @@ def _doc(i: int):
 def served(tmp_path_factory):
     """(url, data dir) of `streamlit run app.py` on documents indexed with the hash embedder at 512 tokens."""
     require_browser()
-    from rag_core.activestate import activate
-    from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-    from rag_core.documents import DocumentStore
-    from rag_core.services import open_index
-
     data_dir = tmp_path_factory.mktemp("reindex_data")
-    settings = Settings(data_dir=data_dir)
-    store = DocumentStore(data_dir)
-    docs = [store.add(_doc(i))[0] for i in range(N_DOCS)]
-    config = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
-    open_index(config, settings).ingest(docs)
-    activate(settings, config, save=False)  # active, not saved: Home counts 0 saved configurations until applied
+    index_with_hash_embedder(data_dir, [_doc(i) for i in range(N_DOCS)])
     with serve_app(data_dir) as url:
         yield url, data_dir
 
