@@ -361,7 +361,9 @@ class _Drafter:
         order = []
         for depth in range(max((len(g) for g in by_doc.values()), default=0)):
             order += [by_doc[d][depth] for d in docs if depth < len(by_doc[d])]
-        return order
+        # Text under no heading (a page's lead, a banner file without headings) last: its evidence cannot be
+        # found by heading when reviewing, and evidence-span sets such as the FastAPI one require a heading path.
+        return sorted(order, key=lambda section: not section.heading_path)
 
     def singles(self, wanted: int, write: Callable[[Section, Span], Question | None] | None = None) -> None:
         """Up to ``wanted`` single-place questions; ``write`` (the LLM writer) may replace the templates."""

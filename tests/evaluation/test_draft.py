@@ -183,3 +183,16 @@ def test_definition_subject():
 
 def test_normalize_ws():
     assert normalize_ws("  a\n\tb  c ") == "a b c"
+
+
+def test_text_under_no_heading_is_drafted_from_last(docs):
+    """A file without headings (a banner, a snippet) gives questions only once the headed sections are used up:
+    evidence-span sets such as the FastAPI one require a heading path, and a reviewer finds evidence by heading."""
+    banner = ("This page was translated by a machine with people checking the wording afterwards. "
+              "Report a translation that reads oddly through the feedback form of the site.\n\n"
+              "Every translated page links back to the original English version of the same page.\n")
+    corpus = [*docs, load_bytes("banner.md", banner.encode())]
+    few = draft_questions(corpus, 4, seed=0, kinds=["single"]).questions
+    assert few and all(place["heading_path"] for q in few for place in q.evidence)
+    many = draft_questions(corpus, 60, seed=0, kinds=["single"]).questions
+    assert any(not place["heading_path"] for q in many for place in q.evidence)
