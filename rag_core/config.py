@@ -178,6 +178,9 @@ class AgentConfig(_Strict):
     # A question of several parts whose gathered chunks overflow the budget: keep each chunk's most relevant
     # sentences (rows, items) so more places fit, instead of leaving whole chunks out (rag_core.agent.compress).
     trim_chunks: bool = True
+    # With an LLM policy, the model writes the question's plan (kind, parts, search words); the rules of
+    # rag_core.agent.plan when this is off or the model's plan fails its checks (rag_core.agent.plan_model).
+    plan_by_model: bool = True
 
 
 class RAGConfig(_Strict):

@@ -29,9 +29,13 @@ def evidence_label(chunk_id: str, by_id: dict, index) -> str:
     return md_escape(agent_text.chunk_name(index, chunk_id))
 
 
-def checklist_line(part: dict, by_id: dict, index) -> str:
-    """``part — ✓ evidence (confidence)`` or ``part — ✗ not found (best …)``; the part alone without coverage."""
+def checklist_line(part: dict, by_id: dict, index, searched: bool = False) -> str:
+    """``part — ✓ evidence (confidence)`` or ``part — ✗ not found (best …)``; the part alone without coverage.
+    ``searched``: also the words it was searched with, when they are not its text (a model's plan)."""
     line = md_escape(part.get("text", ""))
+    query = " ".join(str(part.get("query") or "").split())
+    if searched and query and query != " ".join(str(part.get("text", "")).split()):
+        line += f" (searched as “{md_escape(query)}”)"
     if "covered" not in part:
         return line
     confidence = float(part.get("confidence", 0.0))
@@ -50,7 +54,8 @@ def plan_markdown(plan: dict, parts: list[dict], hits, index) -> str | None:
     head = f":material/checklist: **Plan: {md_escape(plan.get('kind', 'multi-part'))}**"
     if plan.get("why"):
         head += f" · {md_escape(plan['why'])}"
-    lines = [f"{n}. {checklist_line(part, by_id, index)}" for n, part in enumerate(rows, start=1)]
+    by_model = plan.get("by") == "model"
+    lines = [f"{n}. {checklist_line(part, by_id, index, by_model)}" for n, part in enumerate(rows, start=1)]
     return "\n".join([head, "", *lines])
 
 

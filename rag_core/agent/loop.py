@@ -21,6 +21,7 @@ from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
 from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence, part_evidence
+from rag_core.agent.plan_model import plan_with_model
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
@@ -100,6 +101,12 @@ def run_agent(
     router = getattr(retriever, "llm", None)
     if router is not None and hasattr(router, "bounded") and run.deadline is not None:
         retriever.llm = router.bounded(run.deadline)  # the router's calls share the question's deadline
+    client = getattr(policy, "client", None) or llm
+    if policy.name != "offline" and client is not None and config.agent.plan_by_model:
+        plan, note = plan_with_model(question, client, run.deadline)
+        if plan is not None:
+            run.plan = plan
+        run.warn(note)
     started = time.perf_counter()
     fallback: str | None = None
     answer: str | None = None

@@ -105,6 +105,8 @@ class QuestionPlan:
     kind: PlanKind
     parts: list[Part] = field(default_factory=list)
     why: str = ""
+    # Who made the plan: these rules, or the configured model (``plan_model.plan_with_model``).
+    by: Literal["rules", "model"] = "rules"
 
     @property
     def queries(self) -> list[str]:
@@ -115,7 +117,7 @@ class QuestionPlan:
         return len(self.parts) > 1
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "why": self.why, "parts": [p.to_dict() for p in self.parts]}
+        return {"kind": self.kind, "why": self.why, "by": self.by, "parts": [p.to_dict() for p in self.parts]}
 
 
 def sentences(text: str) -> list[str]:

@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     print(result.answer)
     print()
     if len(result.parts) > 1:
-        print(f"plan: {result.plan.get('kind')} question, {len(result.parts)} parts")
+        by = " (planned by the model)" if result.plan.get("by") == "model" else ""
+        print(f"plan: {result.plan.get('kind')} question, {len(result.parts)} parts{by}")
         for number, part in enumerate(result.parts, start=1):
             evidence = ", ".join(part["chunk_ids"]) if part["covered"] else "not found"
             print(f"  {number}. {' '.join(part['text'].split())} → {evidence}")

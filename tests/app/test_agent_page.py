@@ -399,3 +399,23 @@ def test_earlier_turns_keep_the_threshold_they_ran_with(indexed):
     assert {s.threshold for s in result.steps} == {0.35}
     charts = [c.proto.spec for c in at.get("plotly_chart") if "threshold 0" in c.proto.spec]
     assert charts and all("threshold 0.35" in spec and "threshold 0.9" not in spec for spec in charts)
+
+
+def test_the_models_plan_is_shown_with_its_search_words(indexed, monkeypatch):
+    question = "How do I swap my credentials, and how long may a call hang before it gives up?"
+    plan = fake.plan_reply("multi-part", [("swap my credentials", "rotate API key"),
+                                          ("how long may a call hang", "request timeout default")])
+    with fake.LlamaCppServer([fake.answer("Press Rotate [1]; the timeout is 30 seconds [2].")],
+                             route="keyword") as server:
+        server.plans.append(plan)
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
+        at = _app(agent_policy="llm-answer")
+        at.run()
+        at.chat_input[0].set_value(question).run()
+    assert not at.exception
+    [shown] = [m.value for m in at.markdown if m.value.startswith(":material/checklist: **Plan:")]
+    assert "· planned by scripted\\-model: 2 parts" in shown
+    assert "1. swap my credentials (searched as “rotate API key”) — :green[:material/check_circle:] guide\\.md › Keys" \
+        in shown
+    assert "2. how long may a call hang (searched as “request timeout default”) — :green[" in shown

@@ -3,6 +3,11 @@
 Each scripted item is a dict: ``{"status": 200, "body": {...}, "headers": {...}, "delay": 0.0}``; helper
 functions build the common bodies (a tool call, a final answer). Requests are recorded for assertions.
 When the script runs out the server answers 500 so a test notices.
+
+The agent asks the model for the question's plan before its first step (``rag_core.agent.plan_model``). Those
+requests are answered apart from the script, from ``plans`` (scripted replies, in order) and, when that is empty,
+with the rules' own plan, as a model that plans like the rules would; they are recorded in ``plan_requests``, not
+``requests``, so a script and its assertions are about the agent's steps.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rag_core.agent.plan import plan_question
+from rag_core.agent.plan_model import SYSTEM_PROMPT as PLAN_PROMPT
 from rag_core.config import Settings
 
 
@@ -43,6 +50,22 @@ def tool_call(name: str, arguments: dict | str, call_id: str = "call_1", content
     return {"status": 200, "body": completion(message, finish_reason="tool_calls")}
 
 
+def is_plan_request(payload: dict[str, Any]) -> bool:
+    messages = payload.get("messages") or [{}]
+    return isinstance(messages, list) and messages[0].get("content") == PLAN_PROMPT
+
+
+def rules_plan(payload: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a model that plans a question as the rules do."""
+    plan = plan_question(payload["messages"][-1]["content"]).to_dict()
+    return answer(json.dumps({"kind": plan["kind"], "parts": plan["parts"]}))
+
+
+def plan_reply(kind: str, parts: list[tuple[str, str]]) -> dict[str, Any]:
+    """A scripted plan: ``parts`` as (text, query)."""
+    return answer(json.dumps({"kind": kind, "parts": [{"text": t, "query": q} for t, q in parts]}))
+
+
 def error(status: int, message: str = "scripted failure", headers: dict | None = None) -> dict[str, Any]:
     return {"status": status, "body": {"error": {"message": message, "type": "server_error"}}, "headers": headers or {}}
 
@@ -62,6 +85,8 @@ class ScriptedOpenAIServer:
     def __init__(self, script: list[dict[str, Any]] | None = None) -> None:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
+        self.plans: list[dict[str, Any]] = []  # scripted replies to plan requests (see the module docstring)
+        self.plan_requests: list[dict[str, Any]] = []
         self.gets: list[str] = []  # paths of GET requests (metadata), apart from the chat requests
         self.closing = threading.Event()
         self._lock = threading.Lock()
@@ -90,8 +115,13 @@ class ScriptedOpenAIServer:
                 except json.JSONDecodeError:
                     payload = {"_raw": raw.decode("utf-8", "replace")}
                 with owner._lock:
-                    owner.requests.append({"path": self.path, "json": payload, "time": time.monotonic()})
-                    item = owner.respond(payload)
+                    record = {"path": self.path, "json": payload, "time": time.monotonic()}
+                    if is_plan_request(payload):
+                        owner.plan_requests.append(record)
+                        item = owner.plans.pop(0) if owner.plans else rules_plan(payload)
+                    else:
+                        owner.requests.append(record)
+                        item = owner.respond(payload)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     item = error(404, f"unknown path {self.path}")
                 if item.get("hold"):  # keep the connection open without answering, then drop it
