@@ -150,6 +150,7 @@ step(4, "The evaluation leaderboard",
 if run is not None:
     st.subheader("Latest leaderboard")
     st.caption(md_inert(f"Run {run.id} on '{run.question_set['name']}' ({run.created})."))
-    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch")  # alike-named settings told apart
+    # Alike-named settings told apart; an agent-only metric is a dash for the other strategies.
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch", placeholder="–")
 elif not docs:
     st.info("Start with step 1: nothing is loaded yet.")

@@ -131,8 +131,8 @@ def replay_panel(bundle, results) -> None:
         st.warning(f"The replay is **{md_inert(replayed.status)}**: {md_inert(replayed.note)}")
     st.markdown("Bundle results (left) and this machine's replay (right):")
     left, right = st.columns(2)
-    left.dataframe(leaderboard(bundle.run), hide_index=True)
-    right.dataframe(leaderboard(replayed), hide_index=True)
+    left.dataframe(leaderboard(bundle.run), hide_index=True, placeholder="–")
+    right.dataframe(leaderboard(replayed), hide_index=True, placeholder="–")
 
 
 def bundle_panel(results) -> None:

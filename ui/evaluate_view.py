@@ -100,7 +100,8 @@ def show_run(run, store: ResultsStore) -> None:
         return
     shown = runs.run_labels(run)  # configuration name → label that tells apart settings saved under one name
     baseline_banner([{**r, "config": shown.get(r["config"], r["config"])} for r in store.below_baseline(run)])
-    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch", column_config={
+    # A metric only some strategies have (steps, "said not found": the agent's) is a dash, not "None", elsewhere.
+    st.dataframe(runs.chart("leaderboard", run), hide_index=True, width="stretch", placeholder="–", column_config={
         name: st.column_config.NumberColumn(help=text) for name, text in METRIC_HELP.items()})
     saved = {k: v for k, v in store.baselines().items() if k.startswith(f"{run.question_set['name']}|")}
     if saved:

@@ -413,6 +413,7 @@ def test_demo_step_four_shows_the_latest_leaderboard_at_once(data_dir):
     assert at.tabs[1].label == RESULTS_TAB  # (which tab opens first is checked in the browser suite)
     board = at.tabs[1].dataframe[0].value
     assert len(board) == 1 and "mrr" in board.columns
+    assert at.tabs[1].dataframe[0].proto.placeholder == "–"  # an agent-only metric of a search row: a dash
     assert len(ResultsStore(data_dir).list()) == 1  # nothing re-run when a run exists
 
 
