@@ -282,7 +282,11 @@ def test_cancel_keeps_what_was_measured_as_a_cancelled_run(docs, data_dir, monke
     job = runner_for(data_dir).active()[0]
     cancel = next(b for b in at.button if b.label == "Cancel")
     assert "questions already measured are kept" in cancel.help
-    time.sleep(0.5)
+    # Cancel once a question has been measured: a fixed wait cancelled a loaded machine's run while it was still
+    # indexing, before its first question (0 records kept).
+    deadline = time.monotonic() + 60
+    while runner_for(data_dir).get(job.id).steps_done < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
     cancel.click().run()
     assert not at.exception, at.exception
     finished = runner_for(data_dir).wait(job.id, 60)
