@@ -42,7 +42,8 @@ def figure(tmp_path, monkeypatch):
     path = tmp_path / "draft_agreement.json"
     path.write_text(json.dumps({"tau": 0.71, "tau_by_seed": {"0": 0.66, "1": 0.76},
                                 "corpus": "FastAPI docs (155 Markdown files)", "method": "offline",
-                                "drafted": 50, "configs": [{}] * 12, "human_set": "fastapi_docs_qa (80 questions)",
+                                "drafted": 150, "configs": [{}] * 12, "human_set": "fastapi_docs_qa (80 questions)",
+                                "by_size": [{"drafted": 50, "tau": 0.52}, {"drafted": 150, "tau": 0.71}],
                                 "command": "python -m bench drafted", "measured": "2026-12-02"}))
     monkeypatch.setattr(agreement, "AGREEMENT_PATH", path)
     return path
@@ -115,6 +116,9 @@ def test_draft_review_save_and_run_a_drafted_set(docs, data_dir, figure):
     # beside the drafted set's results: the agreement figure, with the corpus it was measured on
     notes = [i.value for i in at.info if "Kendall's τ = 0.71" in i.value]
     assert len(notes) == 2  # the draft tab and the results tab
+    # and how it depends on the set's size, measured: the draft tab's default is the size that agreed
+    assert "By set size: 50 questions τ = 0.52, 150 questions τ = 0.71" in notes[0]
+    assert "draft about 150 questions" in notes[0]
 
 
 def test_no_documents_says_what_to_do_and_no_figure_says_so(data_dir, tmp_path, monkeypatch):
