@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     dataset = load_beir(args.dataset)
     started = time.perf_counter()
 
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage == "indexing" and total and (done == total or done % 500 == 0):
+    def progress(done: int, total: int, label: str = "") -> None:
+        if label == "indexing" and total and (done == total or done % 500 == 0):
             print(f"  indexing {done}/{total} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
     index = open_beir_index(dataset, "minilm", settings, progress, open_index=open_index)

@@ -3,7 +3,8 @@
 Two records: ``config`` (the active ``RAGConfig``) and ``index`` (an ``IndexPointer``: the collection searches use,
 what it was built with, and a re-index building beside it). They live in ``<data_dir>/active/`` as JSON written
 atomically, or, with a Chroma server, as ``active/config`` and ``active/index`` records in ``studio-meta`` so every
-instance reads the same. Searches follow the pointer; it moves only when a re-index completed (``rag_core.reindex``).
+instance reads the same (a ``rag_core.stores.records.RecordStore`` either way). Searches follow the pointer; it
+moves only when a re-index completed (``rag_core.reindex``).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from pydantic import BaseModel, ValidationError
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
 from rag_core.configstore import ConfigStore, default_config
-from rag_core.documents import atomic_write_text
 from rag_core.jobs import runner_for
-from rag_core.stores.collections import delete_collection, meta_records
-from rag_core.stores.shared import SharedRecords
+from rag_core.stores.collections import delete_collection
+from rag_core.stores.records import FileRecords, RecordStore, open_records
 
 log = logging.getLogger(__name__)
 
@@ -92,16 +92,14 @@ def _locks_of(root: Path) -> tuple[threading.RLock, FileLock]:
 class ActiveStore:
     """The two records; ``locked()`` serialises read-modify-write of the pointer (threads and local processes)."""
 
-    def __init__(self, data_dir: Path | str, shared: SharedRecords | None = None) -> None:
+    def __init__(self, data_dir: Path | str, records: RecordStore | None = None) -> None:
         self.root = Path(data_dir) / "active"
-        self._shared = shared
+        self._records = records if records is not None else FileRecords(self.root)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> ActiveStore:
         """On the Chroma server when one is configured, else in the data folder."""
-        if not settings.chroma_host:
-            return cls(settings.data_dir)
-        return cls(settings.data_dir, SharedRecords(meta_records(settings), "active"))
+        return cls(settings.data_dir, open_records(settings, "active", "active"))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -110,25 +108,9 @@ class ActiveStore:
         with thread_lock, file_lock:
             yield
 
-    def _read(self, key: str) -> str | None:
-        if self._shared is not None:
-            return self._shared.get(key)
-        path = self.root / f"{key}.json"
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-
-    def _write(self, key: str, text: str) -> None:
-        if self._shared is not None:
-            self._shared.put(key, text)
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.root / f"{key}.json", text)
-
     def config(self) -> RAGConfig | None:
         """The stored active configuration; None when none was stored (or the record is unreadable)."""
-        text = self._read("config")
+        text = self._records.get("config")
         if text is None:
             return None
         try:
@@ -138,10 +120,10 @@ class ActiveStore:
             return None
 
     def save_config(self, config: RAGConfig) -> None:
-        self._write("config", config.model_dump_json(indent=2))
+        self._records.put("config", config.model_dump_json(indent=2))
 
     def pointer(self) -> IndexPointer | None:
-        text = self._read("index")
+        text = self._records.get("index")
         if text is None:
             return None
         try:
@@ -151,7 +133,7 @@ class ActiveStore:
             return None
 
     def save_pointer(self, pointer: IndexPointer) -> None:
-        self._write("index", pointer.model_dump_json(indent=2))
+        self._records.put("index", pointer.model_dump_json(indent=2))
 
 
 def active_config(settings: Settings, store: ActiveStore | None = None) -> RAGConfig:

@@ -42,7 +42,7 @@ def load_samples(settings: Settings | None = None, config: RAGConfig | None = No
     if missing:
         log(f"indexing {len(missing)} sample document(s) into {config.collection_name()} …")
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, label: str = "") -> None:
             if total and (done == total or done % 50 == 0):
                 log(f"  {done}/{total}")
 

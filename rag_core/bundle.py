@@ -25,7 +25,7 @@ from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, check_counts, run_evaluation
 from rag_core.evaluation.schema import MAX_TEXT, parse_question_set, parse_run, validation_text
 from rag_core.loaders import document_id, safe_name
-from rag_core.types import Document
+from rag_core.types import Document, Progress
 
 FORMAT = "agentic-rag-studio/bundle"
 VERSION = 1
@@ -290,7 +290,7 @@ def resolve_documents(bundle: Bundle, doc_store) -> list[Document]:
     return [*bundle.documents, *(by_name[name] for name in bundle.document_names)]
 
 
-def replay(bundle: Bundle, *, settings: Settings | None = None, progress: Callable[[int, int, str], None] | None = None,
+def replay(bundle: Bundle, *, settings: Settings | None = None, progress: Progress | None = None,
            cancel: Callable[[], bool] | None = None, index_factory=None, execute=None,
            on_finish: Callable[[EvalRun], None] | None = None, open_index=None, llm=None) -> EvalRun:
     """Re-index the bundle's documents for each configuration and re-run its comparison (``open_index`` and ``llm``

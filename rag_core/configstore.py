@@ -1,7 +1,7 @@
 """Named configurations (``RAGConfig``) saved as JSON under ``<data_dir>/configs/``; export and import.
 
 With a Chroma server (``ConfigStore.for_settings``) they are records on the server instead, so every app
-instance lists the same configurations (see ``rag_core.stores.shared``).
+instance lists the same configurations (both are a ``rag_core.stores.records.RecordStore``).
 
 Validation errors from pydantic are turned into one readable line per bad field, e.g.
 ``retrieval.initial_k: must be ≥ 1``, so an invalid imported file says exactly what to fix.
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,7 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import field_problems, readable_problem
-from rag_core.stores.collections import meta_records
-from rag_core.stores.shared import SharedRecords
+from rag_core.stores.records import FileRecords, RecordStore, open_records
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +52,16 @@ DEFAULT_NAME = "default"
 
 
 class ConfigStore:
-    """Saved configurations, one JSON file per name, written atomically (or one server record per name)."""
+    """Saved configurations, one record per name: a JSON file written atomically, or a server record."""
 
-    def __init__(self, data_dir: Path | str, shared: SharedRecords | None = None) -> None:
+    def __init__(self, data_dir: Path | str, records: RecordStore | None = None) -> None:
         self.root = Path(data_dir) / "configs"
-        self._shared = shared
+        self._records = records if records is not None else FileRecords(self.root)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> ConfigStore:
         """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
-        if not settings.chroma_host:
-            return cls(settings.data_dir)
-        return cls(settings.data_dir, SharedRecords(meta_records(settings), "config"))
+        return cls(settings.data_dir, open_records(settings, "configs", "config"))
 
     def _path(self, name: str) -> Path:
         if not name or not name.strip(" .") or "/" in name or "\\" in name:
@@ -75,40 +70,22 @@ class ConfigStore:
 
     def list(self) -> list[str]:
         """Saved configuration names, sorted."""
-        if self._shared is not None:
-            return self._shared.keys()
-        if not self.root.is_dir():
-            return []
-        return sorted(p.stem for p in self.root.glob("*.json"))
+        return self._records.keys()
 
     def exists(self, name: str) -> bool:
-        path = self._path(name)
-        if self._shared is not None:
-            return self._shared.get(name) is not None
-        return path.is_file()
+        self._path(name)
+        return self._records.get(name) is not None
 
     def save(self, config: RAGConfig) -> Path:
         """Write ``config`` under its ``name`` (replacing a previous version)."""
         path = self._path(config.name)
-        if self._shared is not None:
-            self._shared.put(config.name, config.model_dump_json(indent=2))
-            return path
-        self.root.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as f:
-                f.write(config.model_dump_json(indent=2))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        self._records.put(config.name, config.model_dump_json(indent=2))
         return path
 
     def load(self, name: str) -> RAGConfig:
         """The saved configuration ``name``; ``default`` is the built-in defaults until one is saved under it."""
-        path = self._path(name)
-        text = self._shared.get(name) if self._shared is not None else (
-            path.read_text(encoding="utf-8") if path.is_file() else None)
+        self._path(name)
+        text = self._records.get(name)
         if text is None and name == DEFAULT_NAME:
             return RAGConfig(name=DEFAULT_NAME)
         if text is None:
@@ -119,14 +96,9 @@ class ConfigStore:
         return config
 
     def delete(self, name: str) -> None:
-        path = self._path(name)
-        if self._shared is not None:
-            if not self._shared.delete(name):
-                raise ValueError(f"no saved configuration named '{name}'")
-            return
-        if not path.is_file():
+        self._path(name)
+        if not self._records.delete(name):
             raise ValueError(f"no saved configuration named '{name}'")
-        path.unlink()
 
     def duplicate(self, name: str, new_name: str) -> RAGConfig:
         """Save a copy of ``name`` as ``new_name`` (which must not exist yet)."""

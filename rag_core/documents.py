@@ -26,7 +26,7 @@ from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files
 from rag_core.loaders.core import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
-from rag_core.types import DocType, Document
+from rag_core.types import DocType, Document, Progress
 
 log = logging.getLogger(__name__)
 
@@ -340,9 +340,9 @@ def _over_file_limit(refused: list, limit: int, total: int) -> tuple[str, str]:
             "were not loaded; upload them in another batch.")
 
 
-def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None, progress=None,
-              replace_same_name: bool = True, on_conflict: str = "replace", keep_folders: bool = True,
-              max_files: int | None = None) -> AddReport:
+def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = None,
+              progress: Progress | None = None, replace_same_name: bool = True, on_conflict: str = "replace",
+              keep_folders: bool = True, max_files: int | None = None) -> AddReport:
     """Load files (paths or ``(name, bytes)`` pairs; a folder's ZIP is expanded) and store them, going on past
     per-file failures.
 

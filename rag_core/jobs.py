@@ -25,16 +25,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from rag_core.documents import atomic_write_text
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)
 
-FILE_STATES = ("queued", "chunking", "embedding", "indexed", "unchanged", "failed", "cancelled")
-JOB_STATES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
-ACTIVE_STATES = ("queued", "running")
+FileState = Literal["queued", "chunking", "embedding", "indexed", "unchanged", "failed", "cancelled"]
+FILE_STATES: tuple[FileState, ...] = get_args(FileState)
+JobState = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
+JOB_STATES: tuple[JobState, ...] = get_args(JobState)
+ACTIVE_STATES: tuple[JobState, ...] = ("queued", "running")
+# What a job does: index documents (ingest, a re-index, removing a replaced index) or run a task (an evaluation or a
+# sweep, choosing the guided demo's question, drafting questions).
+JobKind = Literal["ingest", "reindex", "cleanup", "evaluation", "sweep", "demo", "draft"]
+JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 KEEP_JOBS = 50  # finished job files kept per data directory (older ones are removed)
 # Documents an ingest job commits at once: each commit rebuilds the keyword index of the whole collection, so one
 # commit per file made a folder of n files cost n² (10,000 files); a cancel rolls back the batch in progress.
@@ -56,7 +62,7 @@ class FileStatus:
     doc_id: str
     name: str
     size: int
-    state: str = "queued"
+    state: FileState = "queued"
     error: str = ""
     chunks: int = 0
     seconds: float = 0.0
@@ -67,10 +73,10 @@ class JobStatus:
     """What a job is doing, as saved in its status file."""
 
     id: str
-    kind: str
+    kind: JobKind
     title: str
     collection: str
-    state: str = "queued"
+    state: JobState = "queued"
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat())  # µs: orders the jobs
     started: str = ""
     finished: str = ""
@@ -152,7 +158,7 @@ class _Work:
     started_at: float = 0.0
     # Called in the worker with the job's final state ("done", "cancelled", "failed") before that state is saved;
     # returns the closing message (None: keep it). Raising makes the job failed (e.g. a re-index's swap).
-    finish: Callable[[str, JobStatus], str | None] | None = None
+    finish: Callable[[JobState, JobStatus], str | None] | None = None
 
 
 class JobRunner:
@@ -252,9 +258,9 @@ class JobRunner:
             time.sleep(0.02)
         raise TimeoutError(f"job {job_id} still running after {timeout:.0f} s")
 
-    def submit_ingest(self, index, docs: Sequence[Document], *, title: str, kind: str = "ingest",
+    def submit_ingest(self, index, docs: Sequence[Document], *, title: str, kind: JobKind = "ingest",
                       settings: dict[str, Any] | None = None,
-                      finish: Callable[[str, JobStatus], str | None] | None = None) -> JobStatus:
+                      finish: Callable[[JobState, JobStatus], str | None] | None = None) -> JobStatus:
         """Queue indexing ``docs`` into ``index``; returns the job's first status at once.
 
         ``finish(state, status)`` runs in the worker once the documents are done, cancelled or failed, before the
@@ -269,7 +275,7 @@ class JobRunner:
         work = _Work(status, lambda w: _run_ingest(self, w, index, docs), finish=finish)
         return self._submit(work)
 
-    def submit_task(self, task: Callable[[TaskHandle], str], *, kind: str, title: str, collection: str = "",
+    def submit_task(self, task: Callable[[TaskHandle], str], *, kind: JobKind, title: str, collection: str = "",
                     settings: dict[str, Any] | None = None) -> JobStatus:
         """Queue ``task`` (it reports through its ``TaskHandle`` and returns the job's closing message; it raises
         ``Cancelled`` when it stopped on a cancel); returns the job's first status at once."""
@@ -308,6 +314,7 @@ class JobRunner:
 
     def _execute(self, work: _Work) -> None:
         status = work.status
+        state: JobState
         if work.cancel.is_set():
             state, message = "cancelled", "Cancelled before it started."
             for f in status.files:
@@ -350,9 +357,9 @@ class TaskHandle:
     def __init__(self, runner: JobRunner, work: _Work):
         self._runner, self._work = runner, work
 
-    def progress(self, done: int, total: int, text: str = "") -> None:
+    def progress(self, done: int, total: int, label: str = "") -> None:
         status = self._work.status
-        status.steps_done, status.steps_total, status.step_text = int(done), int(total), text[:300]
+        status.steps_done, status.steps_total, status.step_text = int(done), int(total), label[:300]
         self._runner._save(self._work, force=False)
 
     def cancelled(self) -> bool:
@@ -405,7 +412,7 @@ def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], 
     runner._save(work)
     started = time.perf_counter()
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int, label: str = "") -> None:
         if work.cancel.is_set():
             raise Cancelled
         if files[0].state != "embedding":

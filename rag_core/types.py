@@ -8,7 +8,7 @@ enters from outside (settings, configurations, agent tool arguments).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 # The vocabulary: every list of these names (configuration fields, tool arguments, command-line choices, page
 # options) is read from these Literals with ``typing.get_args``.
@@ -41,6 +41,16 @@ EVAL_STRATEGIES: tuple[str, ...] = get_args(EvalStrategy)
 HEADING_SEPARATOR = " › "
 
 
+class Progress(Protocol):
+    """Progress callback: ``done`` of ``total`` steps, with ``label`` saying what is being done when it helps.
+
+    One signature for every long step (loading, embedding, indexing, evaluating, drafting), so one callback (a
+    job's ``TaskHandle.progress``, a progress bar, a command-line printer) serves any of them.
+    """
+
+    def __call__(self, done: int, total: int, label: str = "") -> None: ...
+
+
 @dataclass(slots=True)
 class Document:
     """A loaded document: its normalised source text plus provenance.
@@ -52,7 +62,7 @@ class Document:
 
     id: str
     name: str
-    doc_type: str
+    doc_type: DocType
     size: int
     created: str
     text: str
@@ -78,8 +88,8 @@ class Chunk:
 
     id: str
     doc_id: str
-    granularity: str
-    chunk_type: str
+    granularity: Granularity
+    chunk_type: ChunkType
     text: str
     start: int
     end: int
@@ -92,7 +102,7 @@ class Chunk:
     oversized: bool = False
     continued: bool = False
     position: int = 0
-    contains_types: list[str] = field(default_factory=list)
+    contains_types: list[ChunkType] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -132,7 +132,7 @@ def _hits(result, engineer: bool) -> None:
     dropped = sum(len(it.below_min_score) for it in result.iterations)
     note = hit_view.relevance_note(result)
     if dropped or engineer:
-        note += f" Min relevance {result.config.get('min_score', 0.0)} dropped {dropped} hit(s)."
+        note += f" Min relevance {(result.config or RetrievalConfig()).min_score} dropped {dropped} hit(s)."
     if engineer:
         note += " Raw scores are each retriever's own scale (cosine, BM25, RRF)."
     st.caption(note)
@@ -181,7 +181,7 @@ def render_result(result, engineer: bool = False) -> None:
     if engineer:
         st.subheader("Iterations")
         st.dataframe(iterations_frame(result), hide_index=True)
-        st.plotly_chart(confidence_chart(result, result.config.get("min_confidence", 0.7)))
+        st.plotly_chart(confidence_chart(result, (result.config or RetrievalConfig()).min_confidence))
     elif passes > 1:
         st.caption(f"Searched {passes} times, widening the search while the hits were not confident enough "
                    "(Engineer details shows each pass).")

@@ -89,21 +89,21 @@ def run_agent(
     if policy is None or isinstance(policy, str):
         policy = make_policy(policy or config.agent.policy, settings, llm)
     state = state if state is not None else AgentState()
+    budget_s = time_budget_s(settings, llm)
+    # The budget bounds runs that use a model (the offline policy alone takes no network and needs none).
+    deadline = time.monotonic() + budget_s if policy.name != "offline" else None
+    router = getattr(retriever, "llm", None)
+    if router is not None and hasattr(router, "bounded") and deadline is not None:
+        retriever = retriever.with_llm(router.bounded(deadline))  # the router's calls share the question's deadline
     toolbox = ToolBox(index, retriever)
     context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, index.embed_texts)
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
     run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
-                   on_text=on_answer_text)
-    budget_s = time_budget_s(settings, llm)
-    # The budget bounds runs that use a model (the offline policy alone takes no network and needs none).
-    run.deadline = time.monotonic() + budget_s if policy.name != "offline" else None
-    router = getattr(retriever, "llm", None)
-    if router is not None and hasattr(router, "bounded") and run.deadline is not None:
-        retriever.llm = router.bounded(run.deadline)  # the router's calls share the question's deadline
+                   on_text=on_answer_text, deadline=deadline)
     client = getattr(policy, "client", None) or llm
     if policy.name != "offline" and client is not None and config.agent.plan_by_model:
-        plan, note = plan_with_model(question, client, run.deadline)
+        plan, note = plan_with_model(question, client, deadline)
         if plan is not None:
             run.plan = plan
         run.warn(note)
@@ -144,8 +144,10 @@ def run_agent(
                 raise  # a fault of ours: no model's reply is involved
             failure = str(e) if isinstance(e, LLMError) else f"unusable reply: {type(e).__name__}: {str(e)[:200]}"
             fallback = f"LLM failed ({failure}); continued with the offline policy"
-            if getattr(retriever, "llm", None) is not None:
-                retriever.llm = None  # the LLM router would hit the same failing endpoint on every search
+            if getattr(toolbox.retriever, "llm", None) is not None:
+                # The LLM router would hit the same failing endpoint on every search: this question's retriever
+                # goes on without it (the caller's keeps its own).
+                toolbox.retriever = toolbox.retriever.with_llm(None)
             step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the LLM endpoint failed",
                              tool="fallback", args={}, ok=False, error=failure, threshold=run.threshold,
                              context_tokens_in=context.tokens, context_tokens_out=context.tokens,
@@ -174,8 +176,6 @@ def run_agent(
             extractive = policy.name == "offline" or action.extractive
             fallback = action.fallback or fallback
             break
-    if router is not None and getattr(retriever, "llm", None) is not None:
-        retriever.llm = router
     if answer is None:
         if not stop_reason:
             stop_reason = f"out of steps ({run.max_steps}) before done; answered extractively from the context"

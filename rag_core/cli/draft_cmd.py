@@ -60,7 +60,7 @@ def _draft(args: argparse.Namespace) -> int:
     documents = collection_documents(args.collection, settings)
     llm = open_llm(settings, required=True) if args.llm else None
 
-    def progress(done: int, total: int, text: str) -> None:
+    def progress(done: int, total: int, label: str = "") -> None:
         if done == total or done % 10 == 0:
             print(f"{done}/{total} drafted", file=sys.stderr, flush=True)
 

@@ -48,10 +48,10 @@ def register(subparsers) -> None:
 _last_report: list[tuple[str, int]] = []
 
 
-def _progress(stage: str, done: int, total: int) -> None:
-    if total and (done == total or done % 500 == 0) and _last_report[-1:] != [(stage, done)]:
-        _last_report[:] = [(stage, done)]
-        print(f"{stage} {done}/{total}", file=sys.stderr, flush=True)
+def _progress(done: int, total: int, label: str = "") -> None:
+    if total and (done == total or done % 500 == 0) and _last_report[-1:] != [(label, done)]:
+        _last_report[:] = [(label, done)]
+        print(f"{label} {done}/{total}", file=sys.stderr, flush=True)
 
 
 def _beir(args: argparse.Namespace) -> int:
@@ -120,7 +120,7 @@ def _questions(args: argparse.Namespace) -> int:
                              f"(python -m rag_core ingest PATH --collection {args.collection})")
         return index
 
-    def progress(done: int, total: int, label: str) -> None:
+    def progress(done: int, total: int, label: str = "") -> None:
         if total and (done == total or done % 20 == 0):
             print(f"{done}/{total} {label}", file=sys.stderr, flush=True)
 

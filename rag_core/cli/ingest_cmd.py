@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.types import EMBEDDER_NAMES
+from rag_core.types import EMBEDDER_NAMES, Progress
 
 
 def register(subparsers) -> None:
@@ -32,11 +32,11 @@ def _chunking(max_tokens: int | None):
     return ChunkingConfig(max_tokens=max_tokens, overlap=ChunkingConfig.default_overlap("structure", max_tokens))
 
 
-def _stderr_progress():
+def _stderr_progress() -> Progress:
     """A progress callback printing to stderr each time another tenth of the chunks is embedded."""
     printed = [-1]
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int, label: str = "") -> None:
         tenth = done * 10 // total if total else 10
         if tenth > printed[0]:
             printed[0] = tenth

@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-Progress = Callable[[int, int], None]
+from rag_core.types import Progress
 
 
 @runtime_checkable

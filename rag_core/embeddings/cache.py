@@ -19,12 +19,12 @@ from filelock import FileLock, Timeout
 
 from rag_core.embeddings.base import (
     Embedder,
-    Progress,
     check_query_text,
     documents_checked,
     report,
 )
 from rag_core.errors import EmbeddingError
+from rag_core.types import Progress
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ class CachedEmbedder:
             # Rows not cached may repeat a text; progress counts rows, so scale the inner count to them.
             remaining_rows = total - cached_rows
 
-            def inner_progress(done: int, inner_total: int) -> None:
+            def inner_progress(done: int, inner_total: int, label: str = "") -> None:
                 share = remaining_rows if inner_total == 0 else round(remaining_rows * done / inner_total)
                 report(progress, cached_rows + share, total)
 

@@ -16,12 +16,12 @@ from functools import lru_cache
 import numpy as np
 
 from rag_core.embeddings.base import (
-    Progress,
     check_query_text,
     documents_checked,
     l2_normalize,
     report,
 )
+from rag_core.types import Progress
 
 WORD_PATTERN = re.compile(r"\w+", re.UNICODE)
 CHAR_NGRAM_SIZES = (3, 4)

@@ -35,13 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from rag_core.embeddings.base import (
-    Progress,
     check_query_text,
     documents_checked,
     l2_normalize,
     report,
 )
 from rag_core.errors import EmbeddingError
+from rag_core.types import Progress
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from rag_core.config import Settings
 from rag_core.embeddings.base import (
-    Progress,
     batches,
     check_query_text,
     documents_checked,
@@ -24,6 +23,7 @@ from rag_core.embeddings.base import (
     report,
 )
 from rag_core.errors import EmbeddingError
+from rag_core.types import Progress
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BATCH_SIZE = 128

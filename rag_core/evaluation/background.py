@@ -13,10 +13,10 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, check_counts, check_strategies, run_evaluation
-from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Document
 
-EVAL_KINDS = ("evaluation", "sweep")
+EVAL_KINDS: tuple[JobKind, ...] = ("evaluation", "sweep")
 
 
 def evaluation_title(question_set: QuestionSet, configs: Sequence[RAGConfig], strategies: Sequence[str],
@@ -73,7 +73,7 @@ def submit_evaluation(
             raise Cancelled(closing_message(run))
         return closing_message(run)
 
-    kind = "sweep" if label == "sweep" else "evaluation"
+    kind: JobKind = "sweep" if label == "sweep" else "evaluation"
     return runner.submit_task(task, kind=kind, title=evaluation_title(question_set, configs, strategies, label),
                               settings={"question_set": question_set.name, "configs": [c.name for c in configs],
                                         "strategies": strategies, "label": label})

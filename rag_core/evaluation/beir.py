@@ -1,7 +1,8 @@
 """Evaluate the project's retrievers on a BEIR folder (corpus, queries, qrels): BM25, dense or hybrid.
 
-The corpus goes into a regular ``Index`` as pre-chunked documents (one chunk per abstract: title + text), so
-the figures measure the same vector store, BM25 index and fusion the app uses. The index is kept in the data
+The corpus goes into a regular ``Index`` as pre-chunked documents (one chunk per abstract: title + text), and the
+queries are ranked by the app's ``Retriever`` (``beir_config`` maps the options to a ``RetrievalConfig``), so the
+figures measure the same vector store, BM25 index and fusion the app uses. The index is kept in the data
 directory under a collection named after the dataset and embedder; a second run reuses it (and the embedding
 cache makes rebuilding cheap).
 """
@@ -15,17 +16,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_core.config import DEFAULT_RRF_K, ChunkingConfig, RAGConfig, Settings, get_settings
+from rag_core.config import DEFAULT_RRF_K, ChunkingConfig, RAGConfig, RetrievalConfig, Settings, get_settings
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import BeirDataset
 from rag_core.index import Filters
-from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.retrieval.dynamic import Retriever
 from rag_core.tokens import count_tokens
-from rag_core.types import Chunk, Document
+from rag_core.types import Chunk, Document, Progress
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
+# The ``RetrievalConfig.strategy`` each BEIR retriever name stands for.
+BEIR_STRATEGIES = {"bm25": "keyword", "dense": "vector", "hybrid": "hybrid"}
 FUSIONS = ("rrf", "weighted")
-Progress = Callable[[str, int, int], None]
 # Opens an index: ``open_index(config, settings, collection=name)``, as ``rag_core.services.open_index`` does.
 IndexOpener = Callable[..., Any]
 
@@ -89,55 +91,47 @@ def open_beir_index(dataset: BeirDataset, embedder: str, settings: Settings | No
         docs = [d for d in docs if d.id in wanted]
         chunks = [c for c in chunks if c.doc_id in wanted]
 
-        def report(done: int, total: int) -> None:
+        def report(done: int, total: int, label: str = "") -> None:
             if progress:
-                progress("indexing", done, total)
+                progress(done, total, "indexing")
 
         index.add_chunks(docs, chunks, progress=report)
     return index
 
 
-def search_bm25(index, query: str, depth: int) -> list[tuple[str, float]]:
-    return [(chunk.doc_id, float(score)) for chunk, score in index.keyword_search(query, depth, Filters())]
-
-
-def search_dense(index, query: str, depth: int) -> list[tuple[str, float]]:
-    return [(chunk.doc_id, float(score)) for chunk, score in index.vector_search(query, depth, Filters())]
-
-
-def fuse(rankings: dict[str, Sequence[tuple[str, float]]], fusion: str, rrf_k: int, weight: float) -> list[str]:
-    """Fused document ids, best first (``weight`` is the vector share in weighted fusion)."""
-    rankings = {name: list(r) for name, r in rankings.items() if r}
-    if not rankings:
-        return []
-    if fusion == "rrf":
-        fused = rrf_fuse(rankings, k=rrf_k)
-    else:
-        fused = weighted_fuse(rankings, {n: w for n, w in hybrid_weights(weight).items() if n in rankings})
-    return [item.id for item in fused]
+def beir_config(retriever: str, fusion: str = "rrf", rrf_k: int = DEFAULT_RRF_K,
+                weight: float = 0.5) -> RetrievalConfig:
+    """The ``RetrievalConfig`` of a BEIR run: ``bm25``, ``dense`` and ``hybrid`` are the keyword, vector and hybrid
+    strategies; ``weight`` is the vector share in weighted fusion (``hybrid_weight``)."""
+    check_options(retriever, fusion)
+    # A copy, not a validation: BEIR has long taken any RRF constant ≥ 1 (``rrf_fuse`` checks it), the product's
+    # settings cap it at 1,000. One chunk per abstract: no sections to rank passages with.
+    return RetrievalConfig().model_copy(update={
+        "strategy": BEIR_STRATEGIES[retriever], "fusion": fusion, "rrf_k": rrf_k, "hybrid_weight": weight,
+        "section_weight": 0.0})
 
 
 def run_queries(index, dataset: BeirDataset, retriever: str, depth: int = 100, fusion: str = "rrf",
                 rrf_k: int = DEFAULT_RRF_K, weight: float = 0.5, progress: Progress | None = None,
                 ) -> tuple[dict[str, list[str]], list[float]]:
-    """Ranked document ids per judged query (``depth`` deep) and each query's latency in milliseconds."""
-    check_options(retriever, fusion)
+    """Ranked document ids per judged query (``depth`` deep) and each query's latency in milliseconds.
+
+    Ranked by the app's ``Retriever`` (``Retriever.ranked``), one pass over the whole corpus: the top ``depth`` of
+    BM25, of cosine, or of the fusion of both ``depth``-deep lists.
+    """
+    config = beir_config(retriever, fusion, rrf_k, weight)
+    search = Retriever.for_config(index, config)
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
     total = len(dataset.queries)
     for done, (qid, text) in enumerate(dataset.queries.items(), start=1):
         started = time.perf_counter()
-        if retriever == "bm25":
-            ranked = [doc_id for doc_id, _ in search_bm25(index, text, depth)]
-        elif retriever == "dense":
-            ranked = [doc_id for doc_id, _ in search_dense(index, text, depth)]
-        else:
-            rankings = {"vector": search_dense(index, text, depth), "keyword": search_bm25(index, text, depth)}
-            ranked = fuse(rankings, fusion, rrf_k, weight)[:depth]
+        hits = search.ranked(config.strategy, text, depth, Filters(), candidates=depth, calibrate=False)
+        ranked = [hit.chunk.doc_id for hit in hits]
         latencies.append((time.perf_counter() - started) * 1000)
         run[qid] = [doc_id for doc_id in ranked if doc_id != qid]  # BEIR ignores a document identical to the query
         if progress:
-            progress("searching", done, total)
+            progress(done, total, "searching")
     return run, latencies
 
 

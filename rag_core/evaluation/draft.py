@@ -40,7 +40,7 @@ from rag_core.evaluation.draft_text import (
     topic_of_file,
 )
 from rag_core.evaluation.questions import NULL_TYPE, Question, QuestionSet
-from rag_core.types import Document
+from rag_core.types import Document, Progress
 
 KINDS = ("single", "multi-part", NULL_TYPE)
 MAX_DRAFT = 500
@@ -299,7 +299,7 @@ class _Drafter:
     """Shared state of one drafting run: the corpus, the seed's random order, what is kept and what is rejected."""
 
     def __init__(self, documents: Sequence[Document], n: int, seed: int, time_budget_s: float,
-                 progress: Callable[[int, int, str], None] | None, cancel: Callable[[], bool] | None):
+                 progress: Progress | None, cancel: Callable[[], bool] | None):
         if not documents:
             raise ValueError("no documents to draft questions from: load or ingest some first")
         if not 1 <= n <= MAX_DRAFT:
@@ -503,7 +503,7 @@ def kind_counts(n: int, kinds: Sequence[str] = KINDS) -> dict[str, int]:
 
 def draft_questions(documents: Sequence[Document], n: int = 50, *, seed: int = 0, time_budget_s: float = 60.0,
                     kinds: Sequence[str] = KINDS, llm=None,
-                    progress: Callable[[int, int, str], None] | None = None,
+                    progress: Progress | None = None,
                     cancel: Callable[[], bool] | None = None) -> DraftResult:
     """Draft up to ``n`` questions from ``documents`` (see the module docstring); with ``llm`` (an ``LLMClient``)
     the model writes the single-place questions. Stops at ``time_budget_s`` or when ``cancel()`` is true, keeping

@@ -20,12 +20,12 @@ from typing import Any
 from rag_core.documents import atomic_write_text
 from rag_core.evaluation.draft import KINDS, DraftResult, draft_questions, to_jsonl
 from rag_core.evaluation.questions import Question, QuestionSet, parse_jsonl
-from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Document
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.\-]{0,59}")
 _DRAFT_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
-DRAFT_KIND = "draft"
+DRAFT_KIND: JobKind = "draft"
 
 
 def check_set_name(name: str) -> str:

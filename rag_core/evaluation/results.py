@@ -1,7 +1,7 @@
 """Evaluation results on disk: runs under ``<data_dir>/evaluations/runs/``, baselines, and the regression check.
 
 With a Chroma server (``ResultsStore.for_settings``) runs and baselines are records on the server instead, so
-every app instance lists the same runs (see ``rag_core.stores.shared``).
+every app instance lists the same runs (both are a ``rag_core.stores.records.RecordStore``).
 
 A baseline is the summary row of one configuration × strategy on one question set that a person chose to keep,
 with its per-question scores; a later run of the same configuration, strategy and question set that scores below it
@@ -11,8 +11,6 @@ on a quality metric by more than noise is a regression (the rule: ``rag_core.eva
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,22 +18,9 @@ from typing import Any
 from rag_core.evaluation.regression import compare
 from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
 from rag_core.evaluation.schema import parse_run
-from rag_core.stores.collections import meta_records
-from rag_core.stores.shared import SharedRecords
+from rag_core.stores.records import FileRecords, RecordStore, open_records
 
 _TOLERANCE = 1e-9
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _headline(data: Any, stem: str) -> dict[str, Any]:
@@ -56,6 +41,11 @@ def _headline(data: Any, stem: str) -> dict[str, Any]:
             "config_settings": [c for c in configs if isinstance(c, dict)]}  # to label alike-named configurations
 
 
+def _summary(run_id: str, text: str) -> str:
+    """The headline of a stored run as JSON: what the run list shows without reading every run."""
+    return json.dumps(_headline(json.loads(text), run_id), ensure_ascii=False)
+
+
 def baseline_key(question_set: str, config: str, strategy: str) -> str:
     return f"{question_set}|{config}|{strategy}"
 
@@ -63,59 +53,43 @@ def baseline_key(question_set: str, config: str, strategy: str) -> str:
 class ResultsStore:
     """Saved evaluation runs (newest first) and baselines."""
 
-    def __init__(self, data_dir: Path | str, records=None) -> None:
+    def __init__(self, data_dir: Path | str, runs: RecordStore | None = None, baselines: RecordStore | None = None,
+                 baselines_key: str = "baselines") -> None:
         self.root = Path(data_dir) / "evaluations"
         self.runs_dir = self.root / "runs"
         self.baselines_path = self.root / "baselines.json"
-        self._runs = self._baselines = None  # SharedRecords on a Chroma server
-        if records is not None:
-            self._runs, self._baselines = SharedRecords(records, "run"), SharedRecords(records, "baselines")
+        self._runs = runs if runs is not None else FileRecords(self.runs_dir, _summary)
+        # Every baseline sits in one record: ``evaluations/baselines.json``, or ``baselines/all`` on a server.
+        self._baselines = baselines if baselines is not None else FileRecords(self.root)
+        self._baselines_key = baselines_key
 
     @classmethod
     def for_settings(cls, settings) -> ResultsStore:
         """The store the deployment uses: on the Chroma server when one is configured, else in the data folder."""
-        if not settings.chroma_host:
-            return cls(settings.data_dir)
-        return cls(settings.data_dir, meta_records(settings))
+        runs = open_records(settings, "evaluations/runs", "run", _summary)
+        baselines = open_records(settings, "evaluations", "baselines")
+        # The server's record was named ``all`` before there was a file backend; kept so saved baselines stay found.
+        return cls(settings.data_dir, runs, baselines, "all" if settings.chroma_host else "baselines")
 
     def version(self) -> tuple:
         """Changes whenever a run is saved or deleted (for caches of ``list`` and ``load``)."""
-        if self._runs is not None:
-            return tuple(self._runs.summaries())
-        if not self.runs_dir.is_dir():
-            return ()
-        return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in self.runs_dir.glob("*.json")))
+        return self._runs.version()
 
-    def _run_path(self, run_id: str) -> Path:
+    def _check_id(self, run_id: str) -> str:
         if not run_id or any(c in run_id for c in "/\\") or run_id.startswith("."):
             raise ValueError(f"'{run_id}' is not a valid run id")
-        return self.runs_dir / f"{run_id}.json"
+        return run_id
 
     def exists(self, run_id: str) -> bool:
-        path = self._run_path(run_id)
-        if self._runs is not None:
-            return self._runs.get(run_id) is not None
-        return path.is_file()
+        return self._runs.get(self._check_id(run_id)) is not None
 
     def save(self, run: EvalRun) -> Path:
-        path = self._run_path(run.id)
-        data = run.to_dict()
-        if self._runs is not None:
-            self._runs.put(run.id, json.dumps(data, ensure_ascii=False),
-                           json.dumps(_headline(data, run.id), ensure_ascii=False))
-            return path
-        _write_atomic(path, json.dumps(data, ensure_ascii=False))
-        return path
-
-    def _text(self, run_id: str) -> str | None:
-        path = self._run_path(run_id)
-        if self._runs is not None:
-            return self._runs.get(run_id)
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        self._runs.put(self._check_id(run.id), json.dumps(run.to_dict(), ensure_ascii=False))
+        return self.runs_dir / f"{run.id}.json"
 
     def load(self, run_id: str) -> EvalRun:
         try:
-            text = self._text(run_id)
+            text = self._runs.get(self._check_id(run_id))
             if text is None:
                 raise ValueError(f"no stored evaluation run '{run_id}'")
             data = json.loads(text)
@@ -127,26 +101,15 @@ class ResultsStore:
             raise ValueError(f"{e}; delete it") from None
 
     def list(self) -> list[dict[str, Any]]:
-        """Headlines of stored runs, newest first (unreadable files are skipped)."""
-        if self._runs is not None:
-            rows = []
-            for run_id, summary, _ in self._runs.summaries():
-                try:
-                    row = json.loads(summary)  # the headline saved beside the run (see ``save``)
-                except ValueError:
-                    continue
-                if isinstance(row, dict) and set(row) >= {"created", "question_set", "configs", "status"}:
-                    rows.append({**row, "id": run_id})
-            return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
-        if not self.runs_dir.is_dir():
-            return []
+        """Headlines of stored runs, newest first (unreadable runs are skipped)."""
         rows = []
-        for path in self.runs_dir.glob("*.json"):
+        for run_id, summary in self._runs.summaries():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                row = json.loads(summary)
+            except (ValueError, RecursionError):
                 continue
-            rows.append(_headline(data, path.stem))
+            if isinstance(row, dict) and set(row) >= {"created", "question_set", "configs", "status"}:
+                rows.append({**row, "id": run_id})
         return sorted(rows, key=lambda r: (r["created"], r["id"]), reverse=True)
 
     def latest(self, count: int = 5) -> list[EvalRun]:
@@ -159,22 +122,13 @@ class ResultsStore:
         return runs
 
     def delete(self, run_id: str) -> None:
-        path = self._run_path(run_id)
-        if self._runs is not None:
-            if not self._runs.delete(run_id):
-                raise ValueError(f"no stored evaluation run '{run_id}'")
-            return
-        if not path.is_file():
+        if not self._runs.delete(self._check_id(run_id)):
             raise ValueError(f"no stored evaluation run '{run_id}'")
-        path.unlink()
 
     # ------------------------------------------------------------ baselines
 
     def baselines(self) -> dict[str, dict[str, Any]]:
-        if self._baselines is not None:
-            text = self._baselines.get("all")
-        else:
-            text = self.baselines_path.read_text(encoding="utf-8") if self.baselines_path.is_file() else None
+        text = self._baselines.get(self._baselines_key)
         if text is None:
             return {}
         try:
@@ -200,10 +154,7 @@ class ResultsStore:
         return baseline
 
     def _save_baselines(self, baselines: dict[str, dict[str, Any]]) -> None:
-        if self._baselines is not None:
-            self._baselines.put("all", json.dumps(baselines, indent=2))
-        else:
-            _write_atomic(self.baselines_path, json.dumps(baselines, indent=2))
+        self._baselines.put(self._baselines_key, json.dumps(baselines, indent=2))
 
     def clear_baseline(self, question_set: str, config: str, strategy: str) -> None:
         baselines = self.baselines()

@@ -29,14 +29,13 @@ from rag_core.evaluation.beir import IndexOpener, open_beir_index
 from rag_core.evaluation.metrics import hit_at_k, mean, mrr, ndcg_at_k, recall_at_k
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_beir, ranked_targets
 from rag_core.retrieval import Retriever
-from rag_core.types import EVAL_STRATEGIES, Chunk, Document
+from rag_core.types import EVAL_STRATEGIES, Chunk, Document, Progress
 
 STRATEGIES = EVAL_STRATEGIES
 KS = (1, 3, 5, 10)
 QUALITY_METRICS = ("hit@1", "hit@3", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10", "complete")
 # The agent's "not found" answers: wanted on unanswerable questions, a miss on answerable ones (lower is better).
 NOT_FOUND_METRICS = ("said_not_found", "false_not_found")
-Progress = Callable[[int, int, str], None]
 MAX_TRACE_TEXT = 400
 
 
@@ -290,7 +289,7 @@ def _ensure_documents(index, documents: Sequence[Document], progress: Progress |
     if not missing:
         return
 
-    def report(chunk_done: int, chunk_total: int) -> None:
+    def report(chunk_done: int, chunk_total: int, label: str = "") -> None:
         if progress:
             progress(done, total, f"indexing {len(missing)} document(s) for '{name}': {chunk_done}/{chunk_total}")
 
@@ -304,9 +303,9 @@ def _default_index_factory(question_set: QuestionSet, settings: Settings, progre
     if question_set.kind == "beir":
         dataset = load_beir(question_set.source)
 
-        def report(stage: str, done: int, total: int) -> None:
+        def report(done: int, total: int, label: str = "") -> None:
             if progress:
-                progress(0, 1, f"{stage} the {dataset.name} corpus: {done}/{total} (embeddings are cached)")
+                progress(0, 1, f"{label} the {dataset.name} corpus: {done}/{total} (embeddings are cached)")
 
         return lambda config: open_beir_index(dataset, config.embedding.embedder, settings, report,
                                               open_index=open_index)

@@ -26,7 +26,7 @@ from rag_core.documents import atomic_write_text
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_golden
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.retrieval import Retriever
-from rag_core.types import Chunk
+from rag_core.types import Chunk, Progress
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def asks_about(question_set: QuestionSet, contents: Sequence[dict[str, Any]]) ->
 
 
 def pick_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
-                  progress: Callable[[int, int], None] | None = None) -> Showcase | None:
+                  progress: Progress | None = None) -> Showcase | None:
     """The question of ``question_set`` where the agent's extra steps matter most; None when the agent finds
     the answer to none of them (the documents the set is about are not indexed) or it needs one search for all."""
     best: Comparison | None = None
@@ -208,7 +208,7 @@ def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config:
     """Choose the showcase question as a background job; the choice is saved under ``key``."""
 
     def task(job: TaskHandle) -> str:
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, label: str = "") -> None:
             if job.cancelled():
                 raise Cancelled("Cancelled; the guided demo's step 3 waits until a question is chosen.")
             job.progress(done, total, f"asked {done} of {total} questions both ways")
@@ -225,7 +225,7 @@ def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config:
 
 
 def choose_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
-                    progress: Callable[[int, int], None] | None = None) -> tuple[bool, Showcase | None]:
+                    progress: Progress | None = None) -> tuple[bool, Showcase | None]:
     """Choose the showcase for what ``index`` holds now, here (the command line's bootstrap, before the app
     starts), unless it was chosen already: (chosen now, the choice)."""
     contents = index.documents()

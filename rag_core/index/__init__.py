@@ -2,13 +2,14 @@
 
 ``Index`` (``core``) opens an index and joins its parts: ``reads`` (documents, chunks, counts, navigation),
 ``search`` (vector and keyword search), ``writes`` (ingest, the atomic commit, recovery, the hot tier) and ``sync``
-(the committed snapshot, refreshed when another process or instance committed). ``model`` holds ``Filters``,
-``IngestReport`` and the snapshot they share.
+(the committed snapshot, refreshed when another process or instance committed). ``model`` holds ``IngestReport``
+and the snapshot they share; ``Filters`` is the stores' (``rag_core.stores.filters``).
 """
 
 from rag_core.index.core import Index
-from rag_core.index.model import Filters, IngestReport
+from rag_core.index.model import IngestReport
 from rag_core.stores.collections import delete_collection, list_collections
+from rag_core.stores.filters import Filters
 
 # The stores the index writes to, reachable here as before the split (tests patch them through this module).
 from rag_core.stores.keyword import KeywordIndex as KeywordIndex

@@ -24,13 +24,13 @@ from rag_core.index.reads import IndexReads
 from rag_core.index.search import IndexSearch
 from rag_core.index.sync import IndexSync
 from rag_core.index.writes import IndexWrites
-from rag_core.stores.collections import client, lock_for, meta_records
+from rag_core.stores.collections import lock_for, meta_records, open_vector_store
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import HotTier
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.shared import ServerCatalog, new_owner
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import ChromaVectorStore, VectorStore, check_collection_name, describe
+from rag_core.stores.vector import VectorStore, check_collection_name, describe
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": manifest.get("created", timestamp())}
             def connect() -> VectorStore:
-                return ChromaVectorStore(client(settings), name, metadata, describe(settings))
+                return open_vector_store(settings, name, metadata)
 
             try:
                 store = connect()
@@ -178,8 +178,8 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": (manifest or cached).get("created", timestamp())}
 
-            def connect() -> ChromaVectorStore:
-                return ChromaVectorStore(client(settings), name, metadata, describe(settings))
+            def connect() -> VectorStore:
+                return open_vector_store(settings, name, metadata)
 
             store = connect() if manifest is not None else _PendingStore(connect)
             _check_vectors(store, name, settings, embedder_id)

@@ -1,7 +1,7 @@
-"""What the index modules share: search filters, the ingest report, the committed snapshot and small helpers.
+"""What the index modules share: the ingest report, the committed snapshot and small helpers.
 
-``Filters`` and ``IngestReport`` are public (``rag_core.index`` re-exports them); ``Snapshot`` is the immutable
-state readers use, replaced on each commit (``rag_core.index.sync`` keeps it current).
+``IngestReport`` is public (``rag_core.index`` re-exports it, and ``Filters`` from ``rag_core.stores.filters``);
+``Snapshot`` is the immutable state readers use, replaced on each commit (``rag_core.index.sync`` keeps it current).
 """
 
 from __future__ import annotations
@@ -14,41 +14,14 @@ from typing import Any
 from rag_core.config import ChunkingConfig
 from rag_core.errors import IndexError_
 from rag_core.stores.keyword import KeywordIndex
-from rag_core.types import CHUNK_TYPES, GRANULARITIES, Chunk, Document
+from rag_core.types import GRANULARITIES, Chunk, Document
 
-Progress = Callable[[int, int], None]
 Chunker = Callable[[Document, ChunkingConfig, str], list[Chunk]]
 
 
 def timestamp() -> str:
     """Now, in UTC to the second (ISO 8601), as manifests record it."""
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def as_list(value, allowed: tuple[str, ...], what: str) -> list[str] | None:
-    """``value`` (one name or several) as a list, checked against ``allowed``; None for no restriction."""
-    if value is None or value == "any" or value == []:
-        return None
-    values = [value] if isinstance(value, str) else list(value)
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise ValueError(f"unknown {what} {bad}; allowed: {', '.join(allowed)}")
-    return values
-
-
-@dataclass(slots=True)
-class Filters:
-    """What a search may return; None (or ``"any"`` for granularity) means no restriction."""
-
-    granularity: list[str] | None = None
-    chunk_types: list[str] | None = None
-    doc_ids: list[str] | None = None
-
-    def __post_init__(self) -> None:
-        self.granularity = as_list(self.granularity, GRANULARITIES, "granularity")
-        self.chunk_types = as_list(self.chunk_types, CHUNK_TYPES, "chunk type")
-        if self.doc_ids is not None:
-            self.doc_ids = [self.doc_ids] if isinstance(self.doc_ids, str) else list(self.doc_ids) or None
 
 
 @dataclass(slots=True)

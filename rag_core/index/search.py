@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rag_core.index.model import Filters, Snapshot
+from rag_core.index.model import Snapshot
 from rag_core.stores.exact import EXACT_MAX_CHUNKS, ExactVectors
+from rag_core.stores.filters import Filters
 from rag_core.stores.hot import chunk_allowed
-from rag_core.stores.vector import build_where
 from rag_core.types import Chunk
 
 
@@ -45,11 +45,10 @@ class IndexSearch:
             found = exact.search(query_vector, k, filters.granularity, filters.chunk_types, filters.doc_ids, exclude)
             hits = [(snapshot.chunks[i], s) for i, s in found]
         elif snapshot.chunks:
-            where = build_where(filters.granularity, filters.chunk_types, filters.doc_ids)
             # Over-fetch: the store may hold vectors of an uncommitted ingest, and excluded ids are dropped here.
             n = min(k + len(exclude) + 8, len(snapshot.chunks) + 64)
             while True:
-                found = self._store.query(query_vector, n, where)
+                found = self._store.query(query_vector, n, filters)
                 hits = [(snapshot.chunks[i], s) for i, s in found if i in snapshot.chunks and i not in exclude]
                 if len(hits) >= k or len(found) < n:
                     break

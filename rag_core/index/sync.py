@@ -22,9 +22,9 @@ from typing import Any
 from rag_core.documents import DocumentStore
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import Snapshot, built_with, doc_order, keyword_names
-from rag_core.stores.collections import client, fresh_client
+from rag_core.stores.collections import fresh_client, open_vector_store
 from rag_core.stores.keyword import KeywordIndex
-from rag_core.stores.vector import ChromaVectorStore, describe
+from rag_core.stores.vector import describe
 from rag_core.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class IndexSync:
         if root in synced_stamps and synced_stamps[root] != stamp and not self.settings.chroma_host:
             fresh = fresh_client(self.settings)
             if fresh is not None:
-                self._store = ChromaVectorStore(fresh, self.name, self._store_metadata, describe(self.settings))
+                self._store = open_vector_store(self.settings, self.name, self._store_metadata, fresh)
         synced_stamps[root] = stamp
 
     def _load(self, attempts: int = 3) -> Snapshot:
@@ -198,6 +198,6 @@ class IndexSync:
         like this one, else refuse like ``Index.open`` would."""
         if manifest:
             built_with(self.name, manifest, str(self.embedder.id), int(self.embedder.dim), self.chunking)
-        self._store = ChromaVectorStore(client(self.settings), self.name, self._store_metadata, describe(self.settings))
+        self._store = open_vector_store(self.settings, self.name, self._store_metadata)
         self._exact = None
 

@@ -20,13 +20,13 @@ from typing import Any
 
 from rag_core.chunking import chunk_document
 from rag_core.errors import IndexError_, RagError
-from rag_core.index.model import IngestReport, Progress, Snapshot, doc_order, keyword_names, timestamp
+from rag_core.index.model import IngestReport, Snapshot, doc_order, keyword_names, timestamp
 from rag_core.index.sync import synced_stamps
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.shared import new_owner
 from rag_core.stores.vector import chunk_metadata
-from rag_core.types import Chunk, Document
+from rag_core.types import Chunk, Document, Progress
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ class IndexWrites:
         updated = timestamp()
         last = [-1]
 
-        def report_progress(done: int, total: int) -> None:
+        def report_progress(done: int, total: int, label: str = "") -> None:
             if lease is not None:
                 lease.renew()
             if progress is not None and done != last[0]:  # the embedder and we may both report the same count

@@ -33,7 +33,7 @@ from rag_core.loaders.formats import Converted, convert_csv, convert_docx
 from rag_core.loaders.front_matter import split_front_matter
 from rag_core.loaders.html import html_to_markdown
 from rag_core.loaders.pdf import convert_pdf
-from rag_core.types import Document
+from rag_core.types import Document, Progress
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 LoadItem = str | os.PathLike | tuple[str, bytes]
@@ -278,7 +278,7 @@ def iter_named_paths(
     return found
 
 
-def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None, progress=None,
+def load_many(items: Iterable[LoadItem], *, max_bytes: int | None = None, progress: Progress | None = None,
               keep_folders: bool = False) -> tuple[list[Document], list[tuple[str, str]]]:
     """Load a batch, going on past failures: (documents, [(file name, error message), ...]).
 

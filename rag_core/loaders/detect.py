@@ -18,6 +18,7 @@ from charset_normalizer import from_bytes
 
 from rag_core.errors import LoadError
 from rag_core.loaders.zipread import entries_at_most
+from rag_core.types import DocType
 
 # Extension → language for source code (the chunker splits Python with ``ast``, others at blank lines).
 CODE_LANGUAGES: dict[str, str] = {
@@ -245,7 +246,7 @@ def shebang_language(text: str) -> str | None:
     return None
 
 
-def text_kind(name: str, text: str) -> tuple[str, str | None]:
+def text_kind(name: str, text: str) -> tuple[DocType, str | None]:
     """(doc_type, language) of decoded text: HTML by content, then extension, then shebang."""
     ext = extension(name)
     if looks_like_html(text) or ext in HTML_EXTENSIONS:

@@ -13,12 +13,14 @@ from typing import Any
 
 from rag_core.index import Filters
 from rag_core.retrieval.dynamic import OVERFETCH, collapse_overlaps, same_place
-from rag_core.retrieval.fusion import rrf_fuse
+from rag_core.retrieval.fusion import rrf_contribution
 from rag_core.retrieval.trace import RetrievalResult
 from rag_core.types import Chunk
 
 DIAGNOSE_DEPTH = 200
 STEPS: tuple[str, ...] = ("exclude", "filter", "rank", "threshold", "dedup", "budget")
+# The ranked lists hybrid search fuses.
+LISTS: tuple[str, ...] = ("vector", "keyword")
 
 
 @dataclass(slots=True)
@@ -76,13 +78,6 @@ def find_chunks(index, text: str, limit: int = 25) -> list[Chunk]:
     return found[:limit]
 
 
-def _rank_of(chunk_id: str, pairs) -> tuple[int | None, float | None]:
-    for rank, (chunk, score) in enumerate(pairs, start=1):
-        if chunk.id == chunk_id:
-            return rank, float(score)
-    return None, None
-
-
 def _filter_failure(chunk: Chunk, filters: dict[str, Any]) -> str | None:
     granularity = filters.get("granularity")
     if isinstance(granularity, list) and chunk.granularity not in granularity:
@@ -100,8 +95,7 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     chunk = index.get(chunk_id)
     if chunk is None:
         raise ValueError(f"no chunk {chunk_id!r} in the index: pick one from the index's chunks")
-    config = retriever.effective_config(
-        {k: v for k, v in result.config.items() if k in type(retriever.config).model_fields})
+    config = result.config or retriever.config
     query = result.rewritten_query
     last = result.iterations[-1]
     # Rank under the last pass's filters, as the hits table does (a whole-index rank read "rank 11" beside a
@@ -109,19 +103,19 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     scope = "whole index" if _filter_failure(chunk, last.filters) else "filtered"
     filters = Filters() if scope == "whole index" else Filters(
         granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types"))
-    vector_pairs = index.vector_search(query, depth, filters, tuple(exclude_ids))
-    keyword_pairs = index.keyword_search(query, depth, filters, tuple(exclude_ids))
-    ranks: dict[str, int | None] = {}
-    scores: dict[str, float | None] = {}
-    ranks["vector"], scores["vector"] = _rank_of(chunk_id, vector_pairs)
-    ranks["keyword"], scores["keyword"] = _rank_of(chunk_id, keyword_pairs)
-    lists = {"vector": [(c.id, s) for c, s in vector_pairs], "keyword": [(c.id, s) for c, s in keyword_pairs]}
-    lists = {name: ranking for name, ranking in lists.items() if ranking}
-    fused = rrf_fuse(lists, k=config.rrf_k) if lists else []
-    item = next((f for f in fused if f.id == chunk_id), None)
-    ranks["fused"] = next((i for i, f in enumerate(fused, start=1) if f.id == chunk_id), None)
-    scores["fused"] = item.score if item else None
-    why = WhyNot(chunk, ranks, scores, dict(item.contributions) if item else {}, depth, scope=scope)
+    # Each retriever's rank and their RRF, ranked by the retriever's own hybrid search over two ``depth``-deep lists
+    # (every chunk of either list kept). The table shows each list's RRF contribution, so it is plain RRF, without
+    # the section lift; the rank step below follows the search as configured.
+    plain_rrf = config.model_copy(update={"fusion": "rrf", "section_weight": 0.0})
+    fused = retriever.ranked("hybrid", query, 2 * depth, filters, tuple(exclude_ids), plain_rrf, candidates=depth,
+                             calibrate=False)
+    hit = next((h for h in fused if h.chunk.id == chunk_id), None)
+    ranks: dict[str, int | None] = {name: hit.ranks.get(name) if hit else None for name in LISTS}
+    scores: dict[str, float | None] = {name: hit.scores.get(name) if hit else None for name in LISTS}
+    ranks["fused"], scores["fused"] = (hit.ranks["fused"], hit.score) if hit else (None, None)
+    contributions = {name: rrf_contribution(rank, plain_rrf.rrf_k) for name, rank in ranks.items()
+                     if name in LISTS and rank is not None}
+    why = WhyNot(chunk, ranks, scores, contributions, depth, scope=scope)
 
     excluded = set(exclude_ids)
     why.checks.append(StepCheck("exclude", chunk_id not in excluded,

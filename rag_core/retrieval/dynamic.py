@@ -10,6 +10,7 @@ The last pass is the result; every pass is recorded with its decision and timing
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,14 @@ class Retriever:
         """
         return cls(index, config, settings, llm if routed(config) else None)
 
+    def with_llm(self, llm) -> Retriever:
+        """This retriever with ``llm`` as its router, sharing the index, configuration and settings: the agent
+        gives each question its own, the router bounded by the question's deadline (or dropped when the endpoint
+        failed), and never changes the retriever it was handed."""
+        other = copy.copy(self)
+        other.llm = llm
+        return other
+
     # --- configuration ------------------------------------------------------------------------------
     def effective_config(self, overrides: dict | None = None) -> RetrievalConfig:
         """The configuration with ``overrides`` applied and validated (unknown keys name the allowed ones)."""
@@ -143,24 +152,31 @@ class Retriever:
         return collapse_overlaps(self.ranked(strategy, query, OVERFETCH * k, filters, exclude_ids, config))[:k]
 
     def ranked(self, strategy: str, query: str, k: int, filters: Filters, exclude_ids: Iterable[str] = (),
-               config: RetrievalConfig | None = None) -> list[Hit]:
-        """The top ``k`` of one search as ranked, overlapping places included (``search`` collapses them)."""
+               config: RetrievalConfig | None = None, *, candidates: int | None = None,
+               calibrate: bool = True) -> list[Hit]:
+        """The top ``k`` of one search as ranked, overlapping places included (``search`` collapses them).
+
+        ``candidates``: how deep each retriever's list goes into hybrid fusion (default ``max(k, HYBRID_MIN_DEPTH,
+        HYBRID_DEPTH_FACTOR * k)``); BEIR fuses its two 100-deep lists, "Why not retrieved?" its two diagnosis lists.
+        ``calibrate=False`` leaves each hit's confidence at 0 for callers that use the ranks alone (BEIR): measuring
+        the query terms' coverage stems every hit's text, 30 times BM25's own time on SciFact.
+        """
         config = config or self.config
         exclude = list(exclude_ids)
         terms = content_terms(query)
         if strategy == "vector":
             pairs = self.index.vector_search(query, k, filters, exclude)
             hits = [self._hit(c, s, {"vector": r}, {"vector": float(s)}) for r, (c, s) in enumerate(pairs, start=1)]
-            for hit in hits:
+            for hit in hits if calibrate else ():
                 hit.confidence = calibrate_confidence("vector", cosine=hit.score, embedder_id=self.embedder_id)
             return hits
         if strategy == "keyword":
             pairs = self.index.keyword_search(query, k, filters, exclude)
             hits = [self._hit(c, s, {"keyword": r}, {"keyword": float(s)}) for r, (c, s) in enumerate(pairs, start=1)]
-            for hit in hits:
+            for hit in hits if calibrate else ():
                 hit.confidence = calibrate_confidence("keyword", coverage=term_coverage(terms, hit.chunk.text))
             return hits
-        depth = max(k, HYBRID_MIN_DEPTH, HYBRID_DEPTH_FACTOR * k)
+        depth = candidates if candidates is not None else max(k, HYBRID_MIN_DEPTH, HYBRID_DEPTH_FACTOR * k)
         vector_pairs = self.index.vector_search(query, depth, filters, exclude)
         keyword_pairs = self.index.keyword_search(query, depth, filters, exclude)
         chunks = {c.id: c for c, _ in [*vector_pairs, *keyword_pairs]}
@@ -177,11 +193,12 @@ class Retriever:
         for rank, item in enumerate(fused[:k], start=1):
             ranks = {**item.ranks, "fused": rank}
             hit = self._hit(chunks[item.id], item.score, ranks, {**item.scores, "fused": item.score})
-            hit.confidence = calibrate_confidence(
-                "hybrid", cosine=item.scores.get("vector", cosine_bound),
-                coverage=term_coverage(terms, hit.chunk.text), embedder_id=self.embedder_id,
-                fusion=config.fusion, hybrid_weight=config.hybrid_weight,
-            )
+            if calibrate:
+                hit.confidence = calibrate_confidence(
+                    "hybrid", cosine=item.scores.get("vector", cosine_bound),
+                    coverage=term_coverage(terms, hit.chunk.text), embedder_id=self.embedder_id,
+                    fusion=config.fusion, hybrid_weight=config.hybrid_weight,
+                )
             hits.append(hit)
         return hits
 
@@ -294,7 +311,7 @@ class Retriever:
             route=iterations[-1].strategy, route_reason=iterations[-1].strategy_reason, hits=kept,
             confidence=iterations[-1].confidence, iterations=iterations, dedup=report, context=context,
             elapsed_ms=(time.perf_counter() - started) * 1000, rewrite_notes=list(rewrite.notes),
-            config=config.model_dump(),
+            config=config,
         )
 
     def _gated(self, strategy: str, reason: str, query: str, config: RetrievalConfig,

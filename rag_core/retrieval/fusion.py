@@ -50,6 +50,11 @@ def order_fused(items: dict[str, Fused]) -> list[Fused]:
 PAPER_RRF_K = 60
 
 
+def rrf_contribution(rank: int, k: int = PAPER_RRF_K) -> float:
+    """What an item at 1-based ``rank`` of one list adds to its RRF score: ``1 / (k + rank)``."""
+    return 1.0 / (k + rank)
+
+
 def rrf_fuse(rankings: Mapping[str, Ranking], k: int = PAPER_RRF_K) -> list[Fused]:
     """Reciprocal Rank Fusion of ``rankings`` with constant ``k`` (≥ 1)."""
     if k < 1:
@@ -59,7 +64,7 @@ def rrf_fuse(rankings: Mapping[str, Ranking], k: int = PAPER_RRF_K) -> list[Fuse
     for name, ranking in rankings.items():
         for rank, (item_id, raw) in enumerate(ranking, start=1):
             item = items.setdefault(item_id, Fused(item_id, 0.0))
-            contribution = 1.0 / (k + rank)
+            contribution = rrf_contribution(rank, k)
             item.ranks[name] = rank
             item.scores[name] = float(raw)
             item.contributions[name] = contribution

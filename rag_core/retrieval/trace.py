@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.config import RetrievalConfig
 from rag_core.retrieval.dedup import DedupReport
 from rag_core.retrieval.formatting import FormattedContext
 from rag_core.types import Hit
@@ -81,7 +82,14 @@ class RetrievalResult:
     elapsed_ms: float
     intent_reason: str = ""
     rewrite_notes: list[str] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
+    # The settings the search ran with, typed; only ``to_dict`` makes it a dict. The dict form saved traces hold is
+    # read back into the model (settings no longer known left out).
+    config: RetrievalConfig | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.config, dict):
+            known = {name: value for name, value in self.config.items() if name in RetrievalConfig.model_fields}
+            self.config = RetrievalConfig.model_validate(known) if known else None
 
     @property
     def final_filters(self) -> dict[str, Any]:
@@ -102,7 +110,7 @@ class RetrievalResult:
             "dedup": self.dedup.to_dict(),
             "context": self.context.to_dict(),
             "elapsed_ms": round(self.elapsed_ms, 2),
-            "config": dict(self.config),
+            "config": self.config.model_dump() if self.config is not None else {},
         }
 
 

@@ -1,8 +1,10 @@
-"""Storage tiers behind ``rag_core.index``: Chroma vectors, BM25 keywords, the in-memory hot tier, the side store."""
+"""Storage tiers behind ``rag_core.index``: Chroma vectors, BM25 keywords, the in-memory hot tier, the side store;
+``Filters``, the one filter value they all take; ``records``, the record stores of configurations, runs and state."""
 
+from rag_core.stores.filters import Filters
 from rag_core.stores.hot import HotTier
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.sidestore import SideStore
 from rag_core.stores.vector import ChromaVectorStore, VectorStore
 
-__all__ = ["ChromaVectorStore", "HotTier", "KeywordIndex", "SideStore", "VectorStore"]
+__all__ = ["ChromaVectorStore", "Filters", "HotTier", "KeywordIndex", "SideStore", "VectorStore"]

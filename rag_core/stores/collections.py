@@ -1,4 +1,5 @@
-"""Chroma clients shared per process, per-index locks, and listing/deleting indexes (vectors + side store).
+"""Chroma clients shared per process, opening an index's vector store, per-index locks, and listing/deleting
+indexes (vectors + side store).
 
 With a Chroma server the indexes are those with a manifest on the server (see ``rag_core.stores.shared``);
 local side stores are caches and list nothing by themselves.
@@ -17,6 +18,7 @@ from rag_core.errors import IndexError_
 from rag_core.stores.shared import META_COLLECTION, MetaRecords, ServerCatalog
 from rag_core.stores.sidestore import SideStore
 from rag_core.stores.vector import (
+    ChromaVectorStore,
     check_collection_name,
     delete_chroma_collection,
     describe,
@@ -67,6 +69,12 @@ def fresh_client(settings: Settings):
         return None
 
 
+def open_vector_store(settings: Settings, name: str, metadata: dict[str, Any], chroma=None) -> ChromaVectorStore:
+    """The vector store of index ``name``: its Chroma collection (created with ``metadata`` when missing), through
+    the process's shared client, or through ``chroma`` (a ``fresh_client`` that sees other processes' writes)."""
+    return ChromaVectorStore(client(settings) if chroma is None else chroma, name, metadata, describe(settings))
+
+
 def meta_records(settings: Settings) -> MetaRecords:
     """The ``studio-meta`` records of the configured Chroma server (the per-process shared client)."""
     return MetaRecords(lambda: client(settings), describe(settings))
@@ -102,7 +110,7 @@ def list_collections(settings: Settings) -> list[dict[str, Any]]:
     root = Path(settings.data_dir) / "indexes"
     if settings.chroma_host:
         records = meta_records(settings)
-        for index_name in sorted({str(m.get("index")) for _, _, m in records.find({"kind": "manifest"})}):
+        for index_name in sorted({str(m.get("index")) for _, _, m in records.find(kind="manifest")}):
             manifest = ServerCatalog(records, index_name).read_manifest()
             if manifest is not None:
                 rows[index_name] = _manifest_row(index_name, manifest)

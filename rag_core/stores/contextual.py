@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag_core.tokens import decode, encode
-from rag_core.types import Chunk
+from rag_core.types import Chunk, Progress
 
 # cl100k tokens per embedding window, context line included: MiniLM truncates at 256 word pieces, and prose
 # takes ~1.2 word pieces per cl100k token.
@@ -161,7 +161,7 @@ def _mean(rows: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
 
 
 def embed_chunks(chunks: Sequence[Chunk], names: Mapping[str, str], embed: Callable[..., np.ndarray], dim: int,
-                 progress: Callable[[int, int], None] | None = None, contextual: bool = True,
+                 progress: Progress | None = None, contextual: bool = True,
                  batch: int = 512) -> np.ndarray:
     """Vectors of ``chunks`` (see ``plan_vectors``); ``embed(texts, progress)`` is the embedder's documents call,
     made per ``batch`` texts so progress moves and memory stays bounded on large corpora."""
@@ -173,7 +173,7 @@ def embed_chunks(chunks: Sequence[Chunk], names: Mapping[str, str], embed: Calla
     for start in range(0, total, batch):
         texts = plan.texts[start : start + batch]
 
-        def batch_progress(done: int, _total: int, offset: int = start) -> None:
+        def batch_progress(done: int, _total: int, label: str = "", *, offset: int = start) -> None:
             if progress is not None:
                 progress(min(total, offset + done), total)
 

@@ -14,7 +14,11 @@ because Chroma stores no row without one):
 - ``pending/<index>/<owner>``: the chunk rows an ingest is writing, so a later writer can delete them when
   that ingest died before it committed.
 - ``source/<index>/<doc_id>``: each indexed document (text, name, type, size).
-- ``config/<name>``, ``run/<id>`` and ``baselines``: saved configurations and evaluation results.
+- ``config/<name>``, ``run/<id>``, ``baselines/all`` and ``active/<key>``: saved configurations, evaluation results
+  and the active configuration, the server backend of ``rag_core.stores.records``.
+
+Records are found by the values of their metadata fields (``find(kind=..., index=...)``); the Chroma ``where``
+clause that becomes stays in ``MetaRecords``.
 
 Every Chroma failure is raised as ``IndexError_`` naming the server.
 """
@@ -127,9 +131,10 @@ class MetaRecords:
             raise self._fail("reading shared records", e) from e
         return rows
 
-    def find(self, where: dict[str, Any], documents: bool = False) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """Every record matching ``where`` (paged)."""
+    def find(self, documents: bool = False, **fields: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """Every record whose metadata holds these ``fields`` values (paged)."""
         include = ["metadatas", "documents"] if documents else ["metadatas"]
+        where = _chroma_where(fields)
         rows: list[tuple[str, str | None, dict[str, Any]]] = []
         try:
             offset = 0
@@ -156,8 +161,12 @@ class MetaRecords:
             raise self._fail("deleting shared records", e) from e
 
 
-def _where(*clauses: dict[str, Any]) -> dict[str, Any]:
-    return clauses[0] if len(clauses) == 1 else {"$and": list(clauses)}
+def _chroma_where(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The Chroma ``where`` clause matching every one of ``fields`` (None: every record)."""
+    clauses = [{key: value} for key, value in fields.items()]
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
 class Lease:
@@ -246,7 +255,7 @@ class ServerCatalog:
         return f"manifest/{self.index}/{generation:012d}"
 
     def _manifests(self) -> list[tuple[str, str | None, dict[str, Any]]]:
-        return self.records.find(_where({"kind": "manifest"}, {"index": self.index}))
+        return self.records.find(kind="manifest", index=self.index)
 
     def head(self) -> tuple[int, str] | None:
         """``(generation, uid)`` of the current (highest committed) manifest; None when the index has none. The
@@ -295,7 +304,7 @@ class ServerCatalog:
 
     def pendings(self) -> list[tuple[str, list[str]]]:
         """``(owner, chunk ids)`` of every write that started and has not finished (or died)."""
-        rows = self.records.find(_where({"kind": "pending"}, {"index": self.index}), documents=True)
+        rows = self.records.find(documents=True, kind="pending", index=self.index)
         result = []
         for _, document, meta in rows:
             try:
@@ -322,44 +331,4 @@ class ServerCatalog:
 
     def delete_all(self) -> None:
         """Every record of this index (dropping the collection)."""
-        self.records.delete(record_id for record_id, _, _ in self.records.find({"index": self.index}))
-
-
-class SharedRecords:
-    """Named JSON records of one kind (``config``, ``run``) in ``studio-meta``: what ConfigStore and
-    ResultsStore keep on the server so every instance lists the same configurations and runs."""
-
-    def __init__(self, records: MetaRecords, kind: str):
-        self.records = records
-        self.kind = kind
-
-    def _id(self, key: str) -> str:
-        return f"{self.kind}/{key}"
-
-    def keys(self) -> list[str]:
-        return sorted(str(meta.get("key", "")) for _, _, meta in self.records.find({"kind": self.kind}))
-
-    def all(self) -> list[tuple[str, str]]:
-        """``(key, text)`` of every record."""
-        return sorted((str(meta.get("key", "")), document or "")
-                      for _, document, meta in self.records.find({"kind": self.kind}, documents=True))
-
-    def get(self, key: str) -> str | None:
-        found = self.records.get([self._id(key)])
-        return (found[0][1] or "") if found else None
-
-    def put(self, key: str, text: str, summary: str = "") -> None:
-        """Save ``text`` under ``key``; ``summary`` (short JSON) is listed without reading the texts."""
-        self.records.put(self._id(key), text, {"kind": self.kind, "key": key, "summary": summary,
-                                               "saved": time.time()})
-
-    def summaries(self) -> list[tuple[str, str, float]]:
-        """``(key, summary, saved time)`` of every record, without their texts."""
-        return sorted((str(meta.get("key", "")), str(meta.get("summary", "")), float(meta.get("saved", 0.0)))
-                      for _, _, meta in self.records.find({"kind": self.kind}))
-
-    def delete(self, key: str) -> bool:
-        if not self.records.get([self._id(key)], documents=False):
-            return False
-        self.records.delete([self._id(key)])
-        return True
+        self.records.delete(record_id for record_id, _, _ in self.records.find(index=self.index))

@@ -1,7 +1,8 @@
 """The ``VectorStore`` protocol and its ChromaDB implementation (embedded or client/server).
 
 Chroma stores vectors plus flat metadata; full ``Chunk`` objects live in the index's side store, so the
-metadata here is only what filtering needs. Every Chroma failure is re-raised as ``IndexError_`` with a
+metadata here is only what filtering needs. Searches take ``Filters``; the Chroma ``where`` clause they become
+(``chroma_where``) never leaves this module. Every Chroma failure is re-raised as ``IndexError_`` with a
 message naming the store (a server that went away reads "Chroma server at host:port is unreachable").
 """
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from rag_core.config import Settings
 from rag_core.errors import IndexError_
+from rag_core.stores.filters import Filters
 from rag_core.types import CHUNK_TYPES, Chunk
 
 _log = logging.getLogger(__name__)
@@ -44,8 +46,8 @@ class VectorStore(Protocol):
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
-    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
-        """``(id, cosine similarity)`` pairs, best first."""
+    def query(self, embedding: np.ndarray, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine similarity)`` pairs of rows passing ``filters``, best first."""
         ...
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -108,18 +110,18 @@ def chunk_metadata(chunk: Chunk, source_name: str, updated: str) -> dict[str, An
     return metadata
 
 
-def build_where(
-    granularity: Sequence[str] | None, chunk_types: Sequence[str] | None, doc_ids: Sequence[str] | None
-) -> dict | None:
-    """A Chroma ``where`` clause for the filters (None when nothing is filtered)."""
+def chroma_where(filters: Filters | None) -> dict | None:
+    """The Chroma ``where`` clause of ``filters`` over ``chunk_metadata`` (None when nothing is filtered)."""
+    if filters is None:
+        return None
     clauses: list[dict] = []
-    if granularity:
-        clauses.append({"granularity": {"$in": list(granularity)}})
-    if chunk_types:
-        type_clauses = [{f"has_{t}": True} for t in chunk_types]
+    if filters.granularity:
+        clauses.append({"granularity": {"$in": list(filters.granularity)}})
+    if filters.chunk_types:
+        type_clauses = [{f"has_{t}": True} for t in filters.chunk_types]
         clauses.append(type_clauses[0] if len(type_clauses) == 1 else {"$or": type_clauses})
-    if doc_ids:
-        clauses.append({"doc_id": {"$in": list(doc_ids)}})
+    if filters.doc_ids:
+        clauses.append({"doc_id": {"$in": list(filters.doc_ids)}})
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -204,10 +206,12 @@ class ChromaVectorStore:
         except Exception as e:
             raise self._fail("deleting vectors", e) from e
 
-    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
+    def query(self, embedding: np.ndarray, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine similarity)`` pairs of rows passing ``filters``, best first."""
         if n <= 0:
             return []
         embedding = np.asarray(embedding, dtype=np.float32)
+        where = chroma_where(filters)
         for attempt, pause in enumerate(_RETRY_PAUSES, start=1):
             try:
                 return self._query(embedding, n, where)

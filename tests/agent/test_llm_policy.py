@@ -99,8 +99,27 @@ def test_500_exhausts_retries_then_falls_back_to_offline(scripted_server, make_l
     assert "kept failing: server error 500 after 3 attempts" in first.error
     assert [s.tool for s in result.steps[1:]] == ["search", "done"]
     assert result.policy == "offline" and result.fallback.startswith("LLM failed")
-    assert fake_retriever.llm is None
+    # The question's searches went on without the router; the retriever the caller handed in is untouched.
+    assert fake_retriever.calls and all(call["llm"] is None for call in fake_retriever.calls)
+    assert fake_retriever.llm == "router client"
     assert "wren keys rotate" in result.answer
+
+
+def test_the_router_shares_the_question_deadline_on_a_copy(scripted_server, make_llm_settings, fake_index,
+                                                          fake_retriever):
+    class Router:
+        def bounded(self, deadline):
+            return ("bounded", deadline)
+
+    router = Router()
+    fake_retriever.llm = router
+    script = [fake.tool_call("search", {"query": "rotate API key"}),
+              fake.tool_call("done", {"answer": "Run `wren keys rotate`.", "citations": ["auth-p1"]}, call_id="c2")]
+    with scripted_server(script) as server:
+        _run(server.base_url, make_llm_settings, fake_index, fake_retriever)
+    (call,) = fake_retriever.calls
+    assert call["llm"][0] == "bounded" and isinstance(call["llm"][1], float)  # the question's deadline
+    assert fake_retriever.llm is router
 
 
 def test_timeout_falls_back(scripted_server, make_llm_settings, fake_index, fake_retriever):

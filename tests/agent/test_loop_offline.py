@@ -280,7 +280,7 @@ def test_a_table_row_is_quoted_under_its_header_and_the_rare_term_decides():
     text = ("## Error codes\n\n| Status | Meaning | What to do |\n| --- | --- | --- |\n"
             "| 400 | Invalid body | Send valid JSON |\n| 429 | Too many requests | Wait and retry |\n"
             "| 500 | Server fault | Retry later |")
-    table = Chunk(id="t", doc_id="d", granularity="section", chunk_type="text", text=text, start=0,
+    table = Chunk(id="t", doc_id="d", granularity="section", chunk_type="prose", text=text, start=0,
                   end=len(text), tokens=300)
     texts = [p.text for p in passages_of(Hit(table, 1.0, 0.8), 0)]
     header = "| Status | Meaning | What to do |\n| --- | --- | --- |\n"

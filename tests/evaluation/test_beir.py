@@ -3,8 +3,11 @@ import json
 import pytest
 
 from rag_core.cli import main
-from rag_core.evaluation.beir import evaluate_beir, fuse
+from rag_core.evaluation.beir import beir_config, evaluate_beir, open_beir_index, run_queries
 from rag_core.evaluation.questions import load_beir
+from rag_core.index import Filters
+from rag_core.retrieval.dynamic import Retriever
+from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
 from rag_core.services import open_index
 
 CORPUS = [
@@ -39,11 +42,37 @@ def test_bm25_on_a_tiny_beir_folder(beir_dir):
     assert evaluate_beir(load_beir(beir_dir), "bm25", k=10, open_index=open_index).metrics == report.metrics
 
 
-def test_fuse_rrf_and_weighted():
-    rankings = {"vector": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 12.0), ("c", 3.0)]}
-    assert fuse(rankings, "rrf", 60, 0.5) == ["b", "a", "c"]
-    assert fuse(rankings, "weighted", 60, 1.0) == ["a", "b", "c"]
-    assert fuse({"vector": [], "keyword": []}, "rrf", 60, 0.5) == []
+def test_beir_options_map_to_a_retrieval_config():
+    assert [beir_config(name).strategy for name in ("bm25", "dense", "hybrid")] == ["keyword", "vector", "hybrid"]
+    weighted = beir_config("hybrid", "weighted", rrf_k=7, weight=0.3)
+    assert (weighted.fusion, weighted.rrf_k, weighted.hybrid_weight, weighted.section_weight) == ("weighted", 7, 0.3, 0)
+    with pytest.raises(ValueError, match="unknown retriever 'splade'"):
+        beir_config("splade")
+    with pytest.raises(ValueError, match="unknown fusion 'max'"):
+        beir_config("hybrid", "max")
+
+
+@pytest.mark.parametrize(("retriever", "fusion", "weight"), [
+    ("bm25", "rrf", 0.5), ("dense", "rrf", 0.5), ("hybrid", "rrf", 0.5), ("hybrid", "weighted", 0.3)])
+def test_beir_ranks_as_the_retriever_over_depth_deep_lists(beir_dir, retriever, fusion, weight):
+    # The reference is BEIR's ranking before it went through the Retriever: the index's two lists, depth deep,
+    # fused by hand; the published SciFact figures rest on it.
+    dataset = load_beir(beir_dir)
+    index = open_beir_index(dataset, "hash", open_index=open_index)
+    run, _ = run_queries(index, dataset, retriever, depth=3, fusion=fusion, rrf_k=5, weight=weight)
+    config = beir_config(retriever, fusion, rrf_k=5, weight=weight)
+    for qid, text in dataset.queries.items():
+        lists = {"vector": [(c.id, s) for c, s in index.vector_search(text, 3)],
+                 "keyword": [(c.id, s) for c, s in index.keyword_search(text, 3)]}
+        if retriever != "hybrid":
+            expected = [chunk_id for chunk_id, _ in lists["keyword" if retriever == "bm25" else "vector"]]
+        elif fusion == "rrf":
+            expected = [item.id for item in rrf_fuse(lists, k=5)][:3]
+        else:
+            expected = [item.id for item in weighted_fuse(lists, hybrid_weights(weight))][:3]
+        assert run[qid] == expected
+        ranked = Retriever(index, config).ranked(config.strategy, text, 3, Filters(), candidates=3)
+        assert run[qid] == [hit.chunk.doc_id for hit in ranked]
 
 
 def test_cli_eval_beir_json(beir_dir, capsys):
@@ -73,3 +102,19 @@ def test_runner_on_a_beir_question_set_uses_the_beir_index(beir_dir):
     assert any(label.startswith("indexing the tinybeir corpus") for label in stages)
     by_question = {r["question_id"]: r for r in run.records}
     assert by_question["q1"]["hits"][0]["chunk_id"] == "d1" and by_question["q1"]["metrics"]["mrr"] == 1.0
+
+
+def test_beir_reports_progress_as_done_total_and_its_stage(beir_dir):
+    """One ``Progress`` signature everywhere: BEIR says which stage in the third argument, after the counts."""
+    calls = []
+    evaluate_beir(load_beir(beir_dir), "bm25", progress=lambda done, total, label="": calls.append(
+        (done, total, label)), open_index=open_index)
+    assert {label for _, _, label in calls} == {"indexing", "searching"}
+    assert all(isinstance(done, int) and isinstance(total, int) and done <= total for done, total, _ in calls)
+    assert calls[-1] == (3, 3, "searching")
+
+
+def test_cli_eval_beir_says_each_stage_on_stderr(beir_dir, capsys):
+    assert main(["eval", "beir", str(beir_dir), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "searching 3/3" in err and "indexing" in err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from rag_core.retrieval.dedup import DedupReport
 from rag_core.retrieval.formatting import format_context
 from rag_core.retrieval.text import content_terms, term_coverage
@@ -13,14 +15,21 @@ from tests.fakes.index import FakeIndex
 class FakeRetriever:
     """Ranks chunks of the requested granularity by query-term coverage; confidence is the best coverage."""
 
-    def __init__(self, index: FakeIndex, config) -> None:
+    def __init__(self, index: FakeIndex, config, llm=None) -> None:
         self.index = index
         self.config = config
+        self.llm = llm
         self.calls: list[dict] = []
+
+    def with_llm(self, llm) -> FakeRetriever:
+        """A copy routed by ``llm``, recording its calls in the same list (as ``Retriever.with_llm``)."""
+        other = copy.copy(self)
+        other.llm = llm
+        return other
 
     def retrieve(self, query, *, exclude_ids=(), previous_queries=(), overrides=None, config=None):
         config = config if config is not None else self.config.model_copy(update=overrides or {})
-        self.calls.append({"query": query, "exclude_ids": list(exclude_ids), "config": config})
+        self.calls.append({"query": query, "exclude_ids": list(exclude_ids), "config": config, "llm": self.llm})
         granularity = config.granularity
         k = config.initial_k
         terms = content_terms(query)

@@ -1,8 +1,10 @@
+import dataclasses
 import json
 
 import pytest
 
 from rag_core.config import RetrievalConfig, Settings
+from rag_core.index import Filters
 from rag_core.retrieval.confidence import vector_confidence
 from rag_core.retrieval.dynamic import Retriever
 
@@ -105,11 +107,44 @@ def test_overrides_are_validated(fake_index):
 def test_a_typed_config_replaces_the_retrievers_own_for_one_search(fake_index):
     retriever = _retriever(fake_index)
     typed = retriever.retrieve("timeout", config=retriever.config.model_copy(update={"strategy": "keyword"}))
-    assert typed.route == "keyword" and typed.config == {**retriever.config.model_dump(), "strategy": "keyword"}
+    assert typed.route == "keyword" and typed.config == retriever.config.model_copy(update={"strategy": "keyword"})
     assert [h.chunk.id for h in typed.hits] == [
         h.chunk.id for h in retriever.retrieve("timeout", overrides={"strategy": "keyword"}).hits]
     with pytest.raises(ValueError, match="not both"):
         retriever.retrieve("timeout", overrides={"strategy": "vector"}, config=retriever.config)
+
+
+def test_the_result_holds_its_config_typed_and_serialises_it_as_before(fake_index):
+    retriever = _retriever(fake_index, strategy="keyword", initial_k=4)
+    result = retriever.retrieve("timeout")
+    assert isinstance(result.config, RetrievalConfig) and result.config.initial_k == 4
+    data = result.to_dict()
+    assert data["config"] == retriever.config.model_dump()
+    assert json.dumps(data["config"]) == json.dumps(RetrievalConfig(strategy="keyword", initial_k=4).model_dump())
+    # The dict form of a saved trace is read back into the model (a setting no longer known is left out).
+    saved = dataclasses.replace(result, config={**data["config"], "gone": 1})
+    assert saved.config == result.config and saved.to_dict()["config"] == data["config"]
+    assert dataclasses.replace(result, config={}).config is None and saved.to_dict() == data
+
+
+def test_with_llm_is_a_copy_sharing_all_but_the_router(fake_index):
+    retriever = _retriever(fake_index, strategy="auto", llm="router")
+    bounded = retriever.with_llm("bounded router")
+    assert (bounded.llm, retriever.llm) == ("bounded router", "router")
+    assert bounded.index is retriever.index and bounded.config is retriever.config
+    assert bounded.settings is retriever.settings and bounded.embedder_id == retriever.embedder_id
+    assert retriever.with_llm(None).llm is None and retriever.llm == "router"
+
+
+@pytest.mark.parametrize("strategy", ["vector", "keyword", "hybrid"])
+def test_ranked_over_given_candidates_and_uncalibrated_keeps_the_order(fake_index, strategy):
+    retriever = _retriever(fake_index)
+    calibrated = retriever.ranked(strategy, "request timeout", 4, Filters(), candidates=2)
+    bare = retriever.ranked(strategy, "request timeout", 4, Filters(), candidates=2, calibrate=False)
+    assert [(h.chunk.id, h.ranks, h.scores) for h in bare] == [(h.chunk.id, h.ranks, h.scores) for h in calibrated]
+    assert all(h.confidence == 0.0 for h in bare) and any(h.confidence > 0 for h in calibrated)
+    if strategy == "hybrid":  # each list two deep: at most four chunks to fuse
+        assert all(rank <= 2 for h in bare for name, rank in h.ranks.items() if name != "fused")
 
 
 def test_web_route_uses_the_configured_endpoint(fake_index, searx):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rag_core.chroma_server import free_port, heartbeat
+from rag_core.stores.filters import Filters
 from rag_core.stores.hot import chunk_allowed
 from rag_core.stores.keyword import KeywordIndex, tokenize
-from rag_core.stores.vector import build_where, check_collection_name, chunk_metadata
+from rag_core.stores.vector import check_collection_name, chroma_where, chunk_metadata
 from rag_core.types import Chunk
 
 
@@ -27,14 +28,29 @@ def test_chunk_metadata_is_flat_and_none_free():
     }
 
 
-def test_build_where():
-    assert build_where(None, None, None) is None
-    assert build_where(["row"], None, None) == {"granularity": {"$in": ["row"]}}
-    assert build_where(["section"], ["code", "table"], ["d1"]) == {"$and": [
+def test_filters_become_a_chroma_where_clause_inside_the_store():
+    assert chroma_where(None) is None and chroma_where(Filters()) is None
+    assert chroma_where(Filters(granularity="any", chunk_types=[], doc_ids=[])) is None
+    assert chroma_where(Filters(granularity="row")) == {"granularity": {"$in": ["row"]}}
+    assert chroma_where(Filters(chunk_types=["code"])) == {"has_code": True}
+    assert chroma_where(Filters(doc_ids="d1")) == {"doc_id": {"$in": ["d1"]}}
+    assert chroma_where(Filters(["section"], ["code", "table"], ["d1"])) == {"$and": [
         {"granularity": {"$in": ["section"]}},
         {"$or": [{"has_code": True}, {"has_table": True}]},
         {"doc_id": {"$in": ["d1"]}},
     ]}
+
+
+def test_filters_are_checked_normalised_and_frozen():
+    filters = Filters(granularity="paragraph", chunk_types=("code",), doc_ids=("d1", "d2"))
+    assert (filters.granularity, filters.chunk_types, filters.doc_ids) == (["paragraph"], ["code"], ["d1", "d2"])
+    assert Filters(granularity="any") == Filters()
+    with pytest.raises(ValueError, match="unknown granularity"):
+        Filters(granularity="chapter")
+    with pytest.raises(ValueError, match="unknown chunk type"):
+        Filters(chunk_types=["image"])
+    with pytest.raises(AttributeError):
+        filters.granularity = ["section"]  # type: ignore[misc]
 
 
 def test_hot_filter_matches_where_semantics():

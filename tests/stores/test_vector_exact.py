@@ -98,12 +98,13 @@ def test_filtered_search_survives_chromas_missing_id_race(data_dir, monkeypatch,
     vectors = rng.normal(size=(200, 8)).astype(np.float32)
     ids = [f"c{i:03d}" for i in range(200)]
     store.upsert(ids, vectors, [{"granularity": "paragraph" if i % 5 == 0 else "section"} for i in range(200)])
-    where = {"granularity": {"$in": ["paragraph"]}}
-    expected = store.query(vectors[3], 10, where)
+    paragraphs = Filters(granularity=["paragraph"])
+    where = {"granularity": {"$in": ["paragraph"]}}  # what Chroma is asked, seen by the wrapper
+    expected = store.query(vectors[3], 10, paragraphs)
     flaky = _Flaky(store._collection, failures)
     store._collection = flaky
 
-    got = store.query(vectors[3], 10, where)
+    got = store.query(vectors[3], 10, paragraphs)
 
     assert [i for i, _ in got] == [i for i, _ in expected]  # the same ten paragraphs, best first
     assert all(int(i[1:]) % 5 == 0 for i, _ in got)
@@ -123,5 +124,5 @@ def test_other_search_failures_are_not_retried(data_dir):
 
     store._collection = broken = Broken(store._collection, 0)
     with pytest.raises(IndexError_, match="vector search failed on embedded .*disk I/O error"):
-        store.query(np.ones(8, dtype=np.float32), 1, {"granularity": "paragraph"})
+        store.query(np.ones(8, dtype=np.float32), 1, Filters(granularity="paragraph"))
     assert len(broken.calls) == 1
