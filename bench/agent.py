@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag_core.config import RAGConfig, get_settings
     from rag_core.evaluation.questions import load_golden
     from rag_core.loaders import load_path, sample_paths
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
     from rag_core.services import open_index
 
     settings = get_settings()

@@ -219,8 +219,8 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     from rag_core.agent import ask
     from rag_core.agent.answer import extractive_answer
     from rag_core.config import RAGConfig
-    from rag_core.retrieval.dynamic import Retriever
     from rag_core.retrieval.fusion import PAPER_RRF_K
+    from rag_core.retrieval.retriever import Retriever
 
     plain = RAGConfig().retrieval.model_copy(update={
         "strategy": "hybrid", "initial_k": SEARCH_DEPTH, "max_k": SEARCH_DEPTH, "max_iterations": 1,

@@ -88,7 +88,7 @@ def grid_systems(qa: QASet, settings, sizes: list[int]) -> dict:
     """One callable per configuration: (question, budget) -> (chunks, steps, said not found)."""
     from rag_core.agent import ask
     from rag_core.config import RAGConfig
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
 
     systems = {}
     for size in sizes:

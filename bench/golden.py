@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     from rag_core.evaluation.questions import load_golden
     from rag_core.index import Filters
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
 
     started = time.perf_counter()
     config, index = build_index(args.embedder)

@@ -74,7 +74,7 @@ def reply(kind: str, spans: list[str], documents: dict[int, str], turn: int) -> 
     if kind == "wrong number":
         return f"{cited} The default limit for this is 429 requests per minute [{number}].", "stop"
     if kind == "wrong citation":
-        from rag_core.retrieval.text import content_terms, term_coverage
+        from rag_core.retrieval.terms import content_terms, term_coverage
 
         # the document least like the sentence (another chunk may hold the same text: that citation would be right)
         terms = content_terms(sentence)
@@ -113,8 +113,8 @@ def run(limit: int, budget: int, data_dir: Path, verbose: bool) -> dict[str, Any
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     from rag_core.agent import ask
     from rag_core.config import RAGConfig, Settings, get_settings
-    from rag_core.llm import LLMClient
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.llm_client import LLMClient
+    from rag_core.retrieval.retriever import Retriever
 
     qa = load_fastapi(limit)
     config = RAGConfig()

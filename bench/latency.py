@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag_core.evaluation.beir import open_beir_index
     from rag_core.evaluation.questions import load_beir
     from rag_core.index import Filters
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
     from rag_core.services import open_index
 
     if not args.dataset.is_dir():

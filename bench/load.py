@@ -248,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"SciFact not found at {SCIFACT}; nothing to measure")
         return 1
 
-    from rag_core.chroma_server import ChromaServer
     from rag_core.config import Settings
     from rag_core.embeddings import get_embedder
+    from rag_core.stores.chroma_server import ChromaServer
 
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     docs, chunks, queries = load_scifact(args.docs)

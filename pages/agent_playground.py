@@ -8,8 +8,8 @@ from rag_core.agent import AgentState
 from rag_core.types import POLICY_NAMES
 from ui import agent_view, engineer, state
 from ui.router import through_app
+from ui.safe_text import md_escape
 from ui.state import KEEP
-from ui.text import md_escape
 
 through_app()
 

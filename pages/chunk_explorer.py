@@ -25,8 +25,8 @@ docs = state.guarded(lambda: state.document_store().list(), "Listing documents")
 if not docs:
     st.info("No documents yet. Load the sample documents here, or upload your own on the Documents page.")
     if st.button("Load sample documents"):
-        from rag_core.documents import add_files
         from rag_core.loaders import sample_paths
+        from rag_core.loaders.document_store import add_files
 
         report = state.guarded(lambda: add_files(state.document_store(), sample_paths()), "Loading the samples")
         if report is not None:

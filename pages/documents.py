@@ -9,7 +9,7 @@ from rag_core.loaders import sample_paths, supported_types
 from ui import documents_view, jobs, state
 from ui.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
 from ui.router import halt, through_app
-from ui.text import md_inert
+from ui.safe_text import md_inert
 
 through_app()
 

@@ -8,7 +8,7 @@ from ui import draft_view, eval_jobs, evaluate_view, state
 from ui.eval_panels import bundle_panel, config_panel
 from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
 from ui.router import through_app
-from ui.text import md_escape
+from ui.safe_text import md_escape
 
 through_app()
 

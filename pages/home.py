@@ -7,7 +7,7 @@ import streamlit as st
 from rag_core.config import RAGConfig
 from ui import jobs, runs, state
 from ui.router import through_app
-from ui.text import md_inert
+from ui.safe_text import md_inert
 
 through_app()
 

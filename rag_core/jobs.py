@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from rag_core.documents import atomic_write_text
+from rag_core.loaders.document_store import atomic_write_text
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)

@@ -27,9 +27,9 @@ from rag_core.activestate import (
 )
 from rag_core.config import RAGConfig, Settings
 from rag_core.configstore import ConfigStore
-from rag_core.documents import DocumentStore
 from rag_core.errors import IndexError_
 from rag_core.jobs import FileStatus, JobRunner, JobStatus, runner_for
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.stores.collections import delete_collection, read_manifest
 
 if TYPE_CHECKING:

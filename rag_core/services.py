@@ -52,7 +52,7 @@ def open_serving_index(settings: Settings | None = None, *, embedder=None):
 def open_llm(settings: Settings | None = None, *, required: bool = False):
     """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
     (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""
-    from rag_core.llm import LLMClient, llm_from_settings
+    from rag_core.llm_client import LLMClient, llm_from_settings
 
     settings = settings or get_settings()
     return LLMClient(settings) if required else llm_from_settings(settings)
@@ -61,7 +61,7 @@ def open_llm(settings: Settings | None = None, *, required: bool = False):
 def open_retriever(index, retrieval_config: RetrievalConfig, settings: Settings | None = None, llm=None):
     """The ``Retriever`` of a search in the app or the CLI: ``auto`` queries are routed by ``llm`` (None: the
     configured client, opened only then), every other strategy opens and holds no LLM (``Retriever.for_config``)."""
-    from rag_core.retrieval.dynamic import Retriever, routed
+    from rag_core.retrieval.retriever import Retriever, routed
 
     settings = settings or get_settings()
     if llm is None and routed(retrieval_config):

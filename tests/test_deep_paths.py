@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.documents import DocumentStore, parse_document
 from rag_core.loaders import load_bytes, load_many
-from rag_core.loaders.core import MAX_DOCUMENT_NAME_CHARS, document_name
+from rag_core.loaders.document_store import DocumentStore, parse_document
+from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, document_name
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 
@@ -112,7 +112,7 @@ def test_a_folder_nested_a_thousand_levels_is_walked(tmp_path):
 
 
 def _walk_the_deep_folder(tmp_path, folder):
-    from rag_core.loaders.core import iter_named_paths
+    from rag_core.loaders.load import iter_named_paths
 
     (folder / "deep.md").write_text("# Deep\n\nText.\n")
     (tmp_path / "top.md").write_text("# Top\n")

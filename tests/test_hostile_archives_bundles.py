@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from rag_core.bundle import export_bundle, import_bundle, read_bundle
 from rag_core.config import RAGConfig, Settings
-from rag_core.documents import DocumentStore
 from rag_core.embeddings import get_embedder
+from rag_core.evaluation.bundle import export_bundle, import_bundle, read_bundle
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.runner import Outcome, run_evaluation
 from rag_core.index import Index
 from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.types import Chunk, Document
 
 QSET = QuestionSet(name="tiny", kind="upload", questions=[

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.text import md_inert
+from ui.safe_text import md_inert
 
 # How many unsupported sentences are listed (the rest are counted).
 LISTED = 5

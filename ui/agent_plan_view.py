@@ -14,7 +14,7 @@ import streamlit as st
 from rag_core.agent.coverage import embedder_id, score_parts
 from rag_core.agent.plan import plan_question
 from ui import agent_text
-from ui.text import md_escape
+from ui.safe_text import md_escape
 
 COVERED, MISSING = ":green[:material/check_circle:]", ":orange[:material/cancel:]"
 CLOSEST = 3  # the closest places the "not found" answer names

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ui.text import links_as_text, md_escape, safe_markdown
+from ui.safe_text import links_as_text, md_escape, safe_markdown
 
 CHUNK_REF = re.compile(r"\[([0-9a-f]{16})\]")
 GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
@@ -73,7 +73,7 @@ def raw_call(step) -> str:
 
 def readable_answer(text: str, index) -> str:
     """``text`` with each ``[chunk id]`` reference replaced by ``[document › heading]`` and the links of quoted
-    passages read as their text, drawn by the one rule for untrusted text (``ui.text.safe_markdown``: no images,
+    passages read as their text, drawn by the one rule for untrusted text (``ui.safe_text.safe_markdown``: no images,
     raw HTML or odd links)."""
     named = CHUNK_REF.sub(lambda m: f"[{chunk_name(index, m.group(1))}]"
                           if index is not None and index.get(m.group(1)) is not None else m.group(0),

@@ -13,7 +13,7 @@ import rag_core.agent
 from rag_core.agent import AgentResult, AgentState
 from rag_core.agent.answer import NOT_FOUND
 from ui import agent_grounding_view, agent_plan_view, agent_text, engineer, explorer_link, state
-from ui.text import md_escape, md_inert, safe_markdown
+from ui.safe_text import md_escape, md_inert, safe_markdown
 
 
 def step_label(step, index) -> str:

@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from rag_core.evaluation.runner import KS, EvalRun
-from ui.text import plot_text
+from ui.safe_text import plot_text
 
 LEADERBOARD_COLUMNS = ["config", "strategy", "questions", "hit@1", "hit@5", "recall@5", "recall@10", "mrr",
                        "ndcg@10", "complete", "said_not_found", "false_not_found", "cited", "grounded",

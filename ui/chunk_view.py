@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_core.types import Chunk
-from ui.text import plot_text
+from ui.safe_text import plot_text
 
 # Pastel colours, distinguishable side by side; chunks cycle through them in document order.
 PALETTE = ("#cde7ff", "#ffe1b3", "#d4f5d0", "#f8d0e6", "#e3dcff", "#fff3a8", "#c9f1ef", "#ffd6cc")

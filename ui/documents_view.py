@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.documents import add_files, resolve_conflicts
 from rag_core.evaluation.showcase import prepare_after_ingest
 from rag_core.jobs import JobStatus
+from rag_core.loaders.document_store import add_files, resolve_conflicts
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
-from ui.text import md_escape
+from ui.safe_text import md_escape
 from ui.units import human_size
 
 MESSAGES_KEY = "documents_messages"

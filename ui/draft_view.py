@@ -15,8 +15,8 @@ from rag_core.evaluation.question_sets import DRAFT_KIND, QuestionSetStore, subm
 from rag_core.evaluation.questions import INTENTS, Question
 from rag_core.types import Chunk
 from ui import explorer_link, jobs, state
+from ui.safe_text import md_escape, md_inert
 from ui.state import KEEP
-from ui.text import md_escape, md_inert
 
 # The draft job this session started (its draft is opened when it ends); the draft under review. Both live in the
 # session only: a reload finds the drafts again in the store (``QuestionSetStore.drafts``), offered to resume.

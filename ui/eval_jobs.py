@@ -12,7 +12,7 @@ from rag_core import services
 from rag_core.evaluation.background import EVAL_KINDS, submit_evaluation
 from rag_core.jobs import JobStatus
 from ui import jobs, state
-from ui.text import md_escape
+from ui.safe_text import md_escape
 
 JOB_KEY = "eval_job_id"  # the evaluation job this session started last
 SHOWN_KEY = "eval_jobs_opened"  # ids of finished jobs whose run was already opened in the Results/Sweep tab

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig
 from ui import state
-from ui.text import md_inert
+from ui.safe_text import md_inert
 
 BUNDLE_KEY = "eval_bundle_summary"
 REPLAY_KEY, REPLAY_LABEL = "eval_bundle_replay", "replay of bundle"  # (job id, the bundle's run id)
@@ -137,8 +137,8 @@ def replay_panel(bundle, results) -> None:
 
 def bundle_panel(results) -> None:
     """Export a stored run as a demo bundle; import one and replay it here."""
-    from rag_core.bundle import export_bundle, import_bundle, read_bundle, resolve_documents
     from rag_core.evaluation.background import submit_evaluation
+    from rag_core.evaluation.bundle import export_bundle, import_bundle, read_bundle, resolve_documents
     from ui import eval_jobs, jobs, runs
 
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")

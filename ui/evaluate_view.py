@@ -10,8 +10,8 @@ from rag_core.evaluation.regression import ALPHA, MIN_DROP, Z
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import NOT_FOUND_METRICS, QUALITY_METRICS, STRATEGIES
 from ui import charts, eval_jobs, runs, state
+from ui.safe_text import md_escape, md_inert
 from ui.state import KEEP
-from ui.text import md_escape, md_inert
 
 RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configuration)"
 RESULTS_TAB = ":material/emoji_events: Results"  # the guided demo opens the page on it

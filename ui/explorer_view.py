@@ -8,8 +8,8 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
 from ui import chunk_view, jobs, reindex_view, state
+from ui.safe_text import md_escape
 from ui.state import KEEP
-from ui.text import md_escape
 
 VIEWS = ("Source", "Chunk table", "Charts", "Integrity", "A/B compare")
 # Paragraph first: the selectbox starts on it.

@@ -13,8 +13,8 @@ import re
 
 import pandas as pd
 
-from rag_core.retrieval.text import content_terms
-from ui.text import links_as_text
+from rag_core.retrieval.terms import content_terms
+from ui.safe_text import links_as_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 PREVIEW_CHARS = 700

@@ -11,7 +11,7 @@ import streamlit as st
 
 from rag_core.jobs import JobStatus, format_eta, runner_for
 from ui import state
-from ui.text import md_escape, md_inert
+from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 1.0
 # Plain words: a table cell shows no icons (and emoji render as boxes without an emoji font).

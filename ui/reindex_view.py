@@ -7,7 +7,7 @@ import streamlit as st
 
 from rag_core.config import RAGConfig
 from ui import jobs, state
-from ui.text import md_escape, md_inert
+from ui.safe_text import md_escape, md_inert
 
 
 def start(config: RAGConfig):

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rag_core import services
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings, get_settings
 from rag_core.errors import RagError, field_problems
-from ui.text import md_escape, md_inert
+from ui.safe_text import md_escape, md_inert
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def settings() -> Settings:
 
 @st.cache_resource(show_spinner=False)
 def document_store():
-    from rag_core.documents import DocumentStore
+    from rag_core.loaders.document_store import DocumentStore
 
     return DocumentStore(settings().data_dir)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.intent import classify_intent
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 from rag_core.tokens import count_tokens
 from rag_core.types import Hit
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rag_core.retrieval.confidence import calibrate_confidence
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 from rag_core.types import Chunk, Hit
 
 # A part is covered when its best held chunk has at least this hybrid confidence.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.chunking.sentences import sentence_spans
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Hit
 
 # One passage must hold at least this share of a sentence's content terms for it to support the sentence.

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from rag_core.agent.agent_types import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
 from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
@@ -24,14 +25,13 @@ from rag_core.agent.grounding import Grounding, check_grounding, citation_source
 from rag_core.agent.plan_model import plan_with_model
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
-from rag_core.agent.run import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
 from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, ToolBox, ToolOutcome, validate_arguments
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
-from rag_core.llm import LLMOutOfTime
-from rag_core.retrieval.dynamic import Retriever
+from rag_core.index.protocol import SearchIndex
+from rag_core.llm_client import LLMOutOfTime
+from rag_core.retrieval.retriever import Retriever
 from rag_core.retrieval.rewrite import check_query
-from rag_core.search_index import SearchIndex
 from rag_core.types import Hit
 
 log = logging.getLogger(__name__)

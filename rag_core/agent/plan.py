@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 
 PlanKind = Literal["single", "comparison", "bridge", "enumeration", "procedure", "multi-part"]
 PartRole = Literal["question", "context", "side", "item"]

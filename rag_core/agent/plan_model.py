@@ -24,7 +24,7 @@ from typing import Any, get_args
 
 from rag_core.agent.plan import MAX_PARTS, Part, PartRole, PlanKind, QuestionPlan
 from rag_core.errors import LLMError
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 
 MAX_PART_CHARS = 300
 MAX_REPLY_TOKENS = 400

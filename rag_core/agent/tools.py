@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rag_core.errors import RagError, field_problems
 from rag_core.retrieval.rewrite import check_query
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
 
 if TYPE_CHECKING:
-    from rag_core.retrieval.dynamic import Retriever
-    from rag_core.search_index import SearchIndex
+    from rag_core.index.protocol import SearchIndex
+    from rag_core.retrieval.retriever import Retriever
 
 FocusArea = Literal["general", "fact", "code", "procedure", "data"]
 # Chunk types searched for each focus area (None: no chunk-type filter).

@@ -29,7 +29,7 @@ def register_draft(kinds) -> None:
 
 def collection_documents(name: str, settings) -> list:
     """The documents of collection ``name`` (from the document store, else the index's own copy)."""
-    from rag_core.documents import DocumentStore
+    from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_collection
     from rag_core.stores.collections import read_manifest
     from rag_core.stores.vector import check_collection_name

@@ -59,9 +59,9 @@ def _report_error(row: dict) -> None:
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
-    from rag_core.documents import DocumentStore
     from rag_core.errors import LoadError, RagError
     from rag_core.loaders import iter_named_paths, load_path
+    from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_collection
 
     started = time.perf_counter()

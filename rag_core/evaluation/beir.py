@@ -20,7 +20,7 @@ from rag_core.config import DEFAULT_RRF_K, ChunkingConfig, RAGConfig, RetrievalC
 from rag_core.evaluation.metrics import evaluate_run
 from rag_core.evaluation.questions import BeirDataset
 from rag_core.index import Filters
-from rag_core.retrieval.dynamic import Retriever
+from rag_core.retrieval.retriever import Retriever
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document, Progress
 

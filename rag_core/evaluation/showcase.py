@@ -22,9 +22,9 @@ from typing import Any
 
 from rag_core.agent import ask
 from rag_core.config import RAGConfig, RetrievalConfig, Settings
-from rag_core.documents import atomic_write_text
 from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_golden
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
+from rag_core.loaders.document_store import atomic_write_text
 from rag_core.retrieval import Retriever
 from rag_core.types import Chunk, Progress
 

@@ -1,12 +1,13 @@
 """The index: chunks of every granularity in a vector store (Chroma) and a BM25 index, plus navigation.
 
-``Index`` (``core``) opens an index and joins its parts: ``reads`` (documents, chunks, counts, navigation),
-``search`` (vector and keyword search), ``writes`` (ingest, the atomic commit, recovery, the hot tier) and ``sync``
-(the committed snapshot, refreshed when another process or instance committed). ``model`` holds ``IngestReport``
-and the snapshot they share; ``Filters`` is the stores' (``rag_core.stores.filters``).
+``Index`` (``index``) opens an index and joins its parts: ``reads`` (documents, chunks, counts) with ``navigation``
+(zoom in, zoom out, a document's sections), ``search`` (vector and keyword search), ``writes`` (ingest, the atomic
+commit, recovery, the hot tier) and ``sync`` (the committed snapshot, refreshed when another process or instance
+committed). ``model`` holds ``IngestReport`` and the snapshot they share; ``protocol`` holds ``SearchIndex``, what
+retrieval, the agent's tools and the loop need of an index; ``Filters`` is the stores' (``rag_core.stores.filters``).
 """
 
-from rag_core.index.core import Index
+from rag_core.index.index import Index
 from rag_core.index.model import IngestReport
 from rag_core.stores.collections import delete_collection, list_collections
 from rag_core.stores.filters import Filters

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from rag_core.index.model import doc_order
+from rag_core.index.navigation import Navigation
 from rag_core.stores.filters import as_list
-from rag_core.stores.navigation import Navigation
 from rag_core.types import GRANULARITIES, Chunk, Document
 
 

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_core.documents import DocumentStore
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import Snapshot, built_with, doc_order, keyword_names
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.stores.collections import fresh_client, open_vector_store
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.vector import describe

@@ -1,6 +1,9 @@
-"""Layer 0: loading files (Markdown, text, code, HTML, PDF, CSV, DOCX) into ``Document``s."""
+"""Layer 0: loading files (Markdown, text, code, HTML, PDF, CSV, DOCX) into ``Document``s (``load``), and the
+persistent ``DocumentStore`` they are added to (``document_store``)."""
 
-from rag_core.loaders.core import (
+from rag_core.loaders.detect import safe_name
+from rag_core.loaders.formats import page_of
+from rag_core.loaders.load import (
     document_id,
     iter_named_paths,
     iter_paths,
@@ -11,8 +14,6 @@ from rag_core.loaders.core import (
     samples_dir,
     supported_types,
 )
-from rag_core.loaders.detect import safe_name
-from rag_core.loaders.formats import page_of
 
 __all__ = [
     "document_id",

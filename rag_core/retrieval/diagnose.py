@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.index import Filters
-from rag_core.retrieval.dynamic import OVERFETCH, collapse_overlaps, same_place
 from rag_core.retrieval.fusion import rrf_contribution
+from rag_core.retrieval.retriever import OVERFETCH, collapse_overlaps, same_place
 from rag_core.retrieval.trace import RetrievalResult
 from rag_core.types import Chunk
 

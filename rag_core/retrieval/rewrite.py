@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 
 _LEADING_FRAMING = re.compile(
     r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|well|um+|quick question)\b[\s,.!:;-]*"

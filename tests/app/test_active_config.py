@@ -10,9 +10,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, get_settings
-from rag_core.documents import DocumentStore
 from rag_core.jobs import runner_for
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from tests.app.apptest_helpers import APP, finish_jobs, page_app
 

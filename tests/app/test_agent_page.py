@@ -243,10 +243,10 @@ def test_agent_runs_under_a_spinner(indexed, spinners, monkeypatch):
 
 
 def test_the_one_shot_side_runs_under_a_spinner(indexed, spinners, monkeypatch):
-    from rag_core.retrieval import dynamic
+    from rag_core.retrieval.retriever import Retriever
 
-    seen, retrieve = [], dynamic.Retriever.retrieve
-    monkeypatch.setattr(dynamic.Retriever, "retrieve",
+    seen, retrieve = [], Retriever.retrieve
+    monkeypatch.setattr(Retriever, "retrieve",
                         lambda self, *a, **k: seen.append(list(spinners)) or retrieve(self, *a, **k))
     at = _app(prefill={"page": "agent", "question": "How do I rotate the API key?", "compare": True}).run()
     assert not at.exception and not at.error

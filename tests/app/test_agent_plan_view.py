@@ -11,7 +11,7 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 from tests.app.test_agent_page import GUIDE, HASH_CONFIG, PAGE
 from tests.app.test_untrusted_text import active_parts
-from ui.text import md_escape
+from ui.safe_text import md_escape
 
 TWO_PARTS = "How do I rotate the API key, and what does the request timeout default to?"
 ONE_MISSING = "How do I rotate the API key, and how many zebras live in the savanna?"

@@ -9,9 +9,9 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
-from rag_core.documents import DocumentStore
 from rag_core.evaluation.results import ResultsStore
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import page_app
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"

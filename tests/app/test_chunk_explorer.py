@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from rag_core.chunking import chunk_document
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig
-from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes, sample_paths
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import studio_app, visit_another_page
 from ui import chunk_view

@@ -7,8 +7,8 @@ import pytest
 
 from rag_core.chunking import chunk_document
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, get_settings
-from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from tests.app.apptest_helpers import studio_app
 from ui.explorer_link import ChunkLink, from_params

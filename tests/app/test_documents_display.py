@@ -10,8 +10,8 @@ import pytest
 
 from rag_core.chunking import chunk_document
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig
-from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import page_app
 from ui import chunk_view
 from ui.units import human_size

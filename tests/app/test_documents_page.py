@@ -8,8 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.documents import DocumentStore
 from rag_core.loaders import load_bytes, sample_paths
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from tests.app.apptest_helpers import finish_jobs, page_app
 

@@ -10,12 +10,12 @@ from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
 from rag_core.configstore import ConfigStore
-from rag_core.documents import DocumentStore
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
 from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
+from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
 from ui.evaluate_view import RESULTS_TAB
 
@@ -179,11 +179,11 @@ def test_sweep_runs_a_grid_and_draws_the_heatmap(docs, data_dir):
 
 
 def test_bundle_export_offers_a_download(docs, data_dir, monkeypatch):
-    import rag_core.bundle
+    import rag_core.evaluation.bundle
 
     built = []
-    real = rag_core.bundle.export_bundle
-    monkeypatch.setattr(rag_core.bundle, "export_bundle", lambda *a, **k: built.append(1) or real(*a, **k))
+    real = rag_core.evaluation.bundle.export_bundle
+    monkeypatch.setattr(rag_core.evaluation.bundle, "export_bundle", lambda *a, **k: built.append(1) or real(*a, **k))
     ResultsStore(data_dir).save(_hand_run("run-1", 0.8))
     at = _app().run()
     assert not at.exception
@@ -344,7 +344,7 @@ def test_imported_and_duplicated_configurations_are_listed_at_once(data_dir):
 
 
 def test_bundle_import_says_what_it_restored_in_words(docs, data_dir):
-    from rag_core.bundle import export_bundle
+    from rag_core.evaluation.bundle import export_bundle
 
     run = _hand_run("run-1", 0.8)
     run.configs = [HASH_CONFIG.model_dump()]
@@ -472,8 +472,8 @@ def test_starting_a_run_says_what_it_does(docs, data_dir, spinners, monkeypatch)
 
 
 def test_a_bundle_replay_runs_as_a_job_and_shows_both_leaderboards(docs, data_dir):
-    from rag_core.bundle import export_bundle
     from rag_core.config import get_settings
+    from rag_core.evaluation.bundle import export_bundle
     from rag_core.evaluation.runner import run_evaluation
     from rag_core.services import open_index
 

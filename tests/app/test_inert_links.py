@@ -16,7 +16,7 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 from tests.app.test_untrusted_text import active_parts
 from tests.fakes import openai_server as fake
-from ui.text import md_escape, md_inert, safe_markdown
+from ui.safe_text import md_escape, md_inert, safe_markdown
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
 CONFIG = RAGConfig(name="inert-links", embedding=EmbeddingConfig(embedder="hash"), retrieval={"strategy": "auto"})

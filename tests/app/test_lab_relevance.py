@@ -65,7 +65,7 @@ def test_keyword_hits_are_rank_only_not_a_confidence(indexed):
 
 def test_hits_keep_the_retrieval_order_with_and_without_engineer_details(indexed):
     from rag_core.config import get_settings
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
 
     expected = [h.chunk.heading for h in Retriever(open_index(CONFIG, get_settings()), CONFIG.retrieval,
                                                    get_settings()).retrieve("publish a package").hits]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ui.agent_text import readable_answer
-from ui.text import links_as_text, safe_markdown
+from ui.safe_text import links_as_text, safe_markdown
 
 QUOTE = """See [git dependencies](../../concepts/projects/dependencies.md#git) and the [`PAT`][PAT] page, or [token].
 Types such as list[int] and x[0][1] stay, and so do [unknown] and [a][] without a definition.

@@ -144,10 +144,10 @@ def test_query_comes_back_with_its_hits_after_visiting_another_page(indexed):
 
 
 def test_search_runs_under_a_spinner(indexed, spinners, monkeypatch):
-    from rag_core.retrieval import dynamic
+    from rag_core.retrieval.retriever import Retriever
 
-    seen, retrieve = [], dynamic.Retriever.retrieve
-    monkeypatch.setattr(dynamic.Retriever, "retrieve", lambda self, q: seen.append(list(spinners)) or retrieve(self, q))
+    seen, retrieve = [], Retriever.retrieve
+    monkeypatch.setattr(Retriever, "retrieve", lambda self, q: seen.append(list(spinners)) or retrieve(self, q))
     at = _app()
     at.run()
     _search(at, "rotate key")
@@ -155,7 +155,7 @@ def test_search_runs_under_a_spinner(indexed, spinners, monkeypatch):
 
 
 def test_empty_index_with_stored_documents_says_index_them(data_dir):
-    from rag_core.documents import DocumentStore
+    from rag_core.loaders.document_store import DocumentStore
 
     DocumentStore(data_dir).add(load_bytes("guide.md", GUIDE.encode()))  # e.g. samples loaded from the Explorer
     at = _app()

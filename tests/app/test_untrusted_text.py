@@ -1,4 +1,4 @@
-"""The one rule for untrusted text (ui/text.py) and the pages that apply it: no image, raw HTML or odd link left.
+"""The one rule for untrusted text (ui/safe_text.py) and the pages that apply it: no image, raw HTML or odd link left.
 
 ``active_parts`` parses what a page hands to Streamlit the way Streamlit's Markdown does (CommonMark + GFM tables,
 strikethrough and autolink literals) and lists whatever would fetch, run or link somewhere.
@@ -20,7 +20,7 @@ from rag_core.services import open_index
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import page_app
 from ui import chunk_view
-from ui.text import md_escape, md_inert, plot_text, safe_markdown
+from ui.safe_text import md_escape, md_inert, plot_text, safe_markdown
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 HASH_CONFIG = RAGConfig(name="untrusted-test", embedding=EmbeddingConfig(embedder="hash"))

@@ -39,7 +39,7 @@ def index_with_hash_embedder(data_dir: Path, documents) -> None:
     counts 0 saved configurations until one is applied)."""
     from rag_core.activestate import activate
     from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-    from rag_core.documents import DocumentStore
+    from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_index
 
     settings = Settings(data_dir=data_dir)

@@ -169,9 +169,9 @@ def _review_shows(page, dropped: str, reworded: str, text: str) -> None:
 
 def test_draft_review_save_export_reload_and_run(served, page):
     url, data_dir, server = served
-    from rag_core.documents import DocumentStore
     from rag_core.evaluation.question_sets import QuestionSetStore
     from rag_core.evaluation.questions import parse_jsonl
+    from rag_core.loaders.document_store import DocumentStore
 
     _open(page, url, "Evaluate")
     _tab(page, DRAFT_TAB)

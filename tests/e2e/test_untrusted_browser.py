@@ -82,8 +82,8 @@ class HostileLLM(openai_server.ScriptedOpenAIServer):
 
 def _bundle(beacon: Beacon) -> bytes:
     """A demo bundle with hostile text in every free-text field (configuration names follow their own rule)."""
-    from rag_core.bundle import export_bundle
     from rag_core.config import RAGConfig
+    from rag_core.evaluation.bundle import export_bundle
     from rag_core.evaluation.questions import Question, QuestionSet
     from rag_core.evaluation.runner import Outcome, run_evaluation
     from rag_core.loaders import load_bytes

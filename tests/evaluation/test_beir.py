@@ -6,8 +6,8 @@ from rag_core.cli import main
 from rag_core.evaluation.beir import beir_config, evaluate_beir, open_beir_index, run_queries
 from rag_core.evaluation.questions import load_beir
 from rag_core.index import Filters
-from rag_core.retrieval.dynamic import Retriever
 from rag_core.retrieval.fusion import hybrid_weights, rrf_fuse, weighted_fuse
+from rag_core.retrieval.retriever import Retriever
 from rag_core.services import open_index
 
 CORPUS = [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rag_core.agent.run import AgentResult
+from rag_core.agent.agent_types import AgentResult
 from rag_core.config import RAGConfig
 from rag_core.evaluation.questions import Question, QuestionSet, parse_upload
 from rag_core.evaluation.results import ResultsStore

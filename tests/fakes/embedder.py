@@ -8,7 +8,7 @@ import zlib
 
 import numpy as np
 
-from rag_core.retrieval.text import content_terms
+from rag_core.retrieval.terms import content_terms
 
 
 class WordHashEmbedder:

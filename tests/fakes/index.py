@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from rag_core.embeddings.hashing import HashingEmbedder
-from rag_core.retrieval.text import content_terms, term_coverage, words
+from rag_core.retrieval.terms import content_terms, term_coverage, words
 from rag_core.types import Chunk
 from tests.fakes.embedder import ContentTermEmbedder
 

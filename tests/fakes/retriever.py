@@ -6,7 +6,7 @@ import copy
 
 from rag_core.retrieval.dedup import DedupReport
 from rag_core.retrieval.formatting import format_context
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.retrieval.trace import IterationTrace, RetrievalResult
 from rag_core.types import Hit
 from tests.fakes.index import FakeIndex

@@ -179,9 +179,9 @@ def test_a_second_instance_sees_commits_of_the_first(open_index, auth_doc, billi
 
 @pytest.mark.chroma_server
 def test_server_going_away_gives_a_clear_error(tmp_path, data_dir, embedder, auth_doc, fake_chunker):
-    from rag_core.chroma_server import ChromaServer
     from rag_core.config import Settings
     from rag_core.index import Index
+    from rag_core.stores.chroma_server import ChromaServer
 
     server = ChromaServer(tmp_path / "db").start()
     try:

@@ -26,7 +26,7 @@ def test_ingest_search_and_ask_on_samples(e2e_settings, collection_name):
     from rag_core.embeddings import get_embedder
     from rag_core.index import Filters, Index
     from rag_core.loaders import load_path, sample_paths
-    from rag_core.retrieval.dynamic import Retriever
+    from rag_core.retrieval.retriever import Retriever
 
     docs = [load_path(p) for p in sample_paths()]
     index = Index.open(collection_name, e2e_settings, get_embedder("hash", e2e_settings), None)

@@ -11,10 +11,10 @@ from rag_core import jobs
 from rag_core.activestate import ActiveStore, activate, pointer
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
 from rag_core.configstore import ConfigStore
-from rag_core.documents import DocumentStore
 from rag_core.index import Index
 from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
 from rag_core.reindex import needs_reindex, start_reindex
 from rag_core.services import open_index, open_serving_index
 

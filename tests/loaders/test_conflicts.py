@@ -7,8 +7,8 @@ import zipfile
 
 import pytest
 
-from rag_core.documents import DocumentStore, add_files, free_name, resolve_conflicts
 from rag_core.loaders.archives import expand_archives
+from rag_core.loaders.document_store import DocumentStore, add_files, free_name, resolve_conflicts
 
 
 def _zip(files: dict[str, bytes]) -> bytes:

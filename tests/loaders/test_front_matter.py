@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rag_core.chunking import chunk_document
-from rag_core.documents import parse_document
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import parse_document
 from rag_core.loaders.front_matter import split_front_matter
 
 GUIDE = (b"---\n"

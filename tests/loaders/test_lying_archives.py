@@ -13,10 +13,10 @@ import zlib
 
 import pytest
 
-from rag_core.documents import DocumentStore, add_files
 from rag_core.errors import LoadError
 from rag_core.loaders import load_bytes
 from rag_core.loaders.archives import expand_archives
+from rag_core.loaders.document_store import DocumentStore, add_files
 from rag_core.loaders.zipread import InflateLimit, read_member
 
 MB = 1024 * 1024

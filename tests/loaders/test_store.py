@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from rag_core.documents import DocumentStore, add_files
 from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore, add_files
 
 
 def test_add_list_get_and_persist_across_instances(data_dir):

@@ -2,7 +2,7 @@ import pytest
 
 from rag_core.config import RetrievalConfig
 from rag_core.retrieval.diagnose import explain_missing, find_chunks
-from rag_core.retrieval.dynamic import Retriever
+from rag_core.retrieval.retriever import Retriever
 
 
 def _run(index, query, exclude=(), **config):

@@ -4,7 +4,7 @@ import json
 
 from rag_core.cli import main
 from rag_core.config import RetrievalConfig
-from rag_core.retrieval.dynamic import Retriever
+from rag_core.retrieval.retriever import Retriever
 
 
 def test_retriever_on_the_real_index(real_index):

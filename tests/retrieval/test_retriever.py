@@ -6,7 +6,7 @@ import pytest
 from rag_core.config import RetrievalConfig, Settings
 from rag_core.index import Filters
 from rag_core.retrieval.confidence import vector_confidence
-from rag_core.retrieval.dynamic import Retriever
+from rag_core.retrieval.retriever import Retriever
 
 
 def _retriever(index, settings=None, llm=None, **config):

@@ -38,7 +38,7 @@ def _state(index) -> dict:
     chunks = snapshot.chunks
     bm25_rows = sum(len(sub.ids) for sub in snapshot.keyword._subs.values())
     orphans = [c.id for c in chunks.values() if c.parent_id and c.parent_id not in chunks]
-    from rag_core.documents import DocumentStore
+    from rag_core.loaders.document_store import DocumentStore
 
     library = sorted(doc.name for doc in DocumentStore(index.settings.data_dir).list())
     return {"generation": snapshot.generation, "documents": sorted(d["name"] for d in index.documents()),

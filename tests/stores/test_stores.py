@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core.chroma_server import free_port, heartbeat
+from rag_core.stores.chroma_server import free_port, heartbeat
 from rag_core.stores.filters import Filters
 from rag_core.stores.hot import chunk_allowed
 from rag_core.stores.keyword import KeywordIndex, tokenize

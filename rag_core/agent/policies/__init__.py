@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_core.agent.agent_types import Policy
 from rag_core.agent.policies.answer_only import AnswerOnlyPolicy
-from rag_core.agent.policies.llm import LLMPolicy
 from rag_core.agent.policies.offline import OfflinePolicy
-from rag_core.agent.run import Policy
+from rag_core.agent.policies.tool_calling import LLMPolicy
 from rag_core.config import Settings
 from rag_core.errors import LLMError
 from rag_core.types import POLICY_NAMES

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.agent.agent_types import Action, AgentRun
 from rag_core.agent.policies.offline import OfflinePolicy
-from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome, untrusted
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.errors import LLMError
-from rag_core.llm import LLMContextOverflow, LLMOutOfTime
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.llm_client import LLMContextOverflow, LLMOutOfTime
+from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Hit
 
 ANSWER_PROMPT = """You answer the user's question using only the numbered documents in the user's message.

@@ -22,16 +22,16 @@ import re
 from collections import deque
 from dataclasses import dataclass, replace
 
+from rag_core.agent.agent_types import Action, AgentRun
 from rag_core.agent.answer import extractive_answer
 from rag_core.agent.compress import compress_hits
 from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance, text_relevance
 from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
-from rag_core.agent.run import Action, AgentRun
 from rag_core.agent.tools import ToolOutcome
 from rag_core.retrieval.fusion import PAPER_RRF_K
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import rewrite_query
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.terms import content_terms, term_coverage
 
 # Sections above this many tokens are zoomed into (their most relevant paragraphs kept).
 ZOOM_IN_TOKENS = 120

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files
-from rag_core.loaders.core import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
+from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
 from rag_core.types import DocType, Document, Progress
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ import re
 from collections import deque
 from typing import Any
 
+from rag_core.agent.agent_types import Action, AgentRun, SwitchPolicy
 from rag_core.agent.policies.answer_only import AnswerOnlyPolicy
-from rag_core.agent.run import Action, AgentRun, SwitchPolicy
 from rag_core.agent.tools import (
     TOOL_NAMES,
     ToolArgumentError,
@@ -37,7 +37,7 @@ from rag_core.agent.tools import (
     untrusted,
     untrusted_text,
 )
-from rag_core.llm import ChatResult, LLMClient, LLMContextOverflow, LLMToolsUnsupported, ToolCall, tool_arguments
+from rag_core.llm_client import ChatResult, LLMClient, LLMContextOverflow, LLMToolsUnsupported, ToolCall, tool_arguments
 from rag_core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions about the user's document collection. You can only know what the tools \

@@ -19,6 +19,7 @@ from typing import Any
 from rag_core.config import RetrievalConfig, Settings
 from rag_core.errors import IndexError_
 from rag_core.index import Filters
+from rag_core.index.protocol import SearchIndex
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
 from rag_core.retrieval.dedup import DedupReport, dedup_hits
 from rag_core.retrieval.formatting import format_context
@@ -26,10 +27,9 @@ from rag_core.retrieval.fusion import Fused, hybrid_weights, order_fused, rrf_fu
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import check_query, rewrite_query
 from rag_core.retrieval.router import Route, route_query
-from rag_core.retrieval.text import content_terms, term_coverage
+from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.retrieval.trace import DroppedHit, IterationTrace, RetrievalResult
 from rag_core.retrieval.web import web_search
-from rag_core.search_index import SearchIndex
 from rag_core.stores.hot import chunk_allowed
 from rag_core.types import Chunk, Hit
 

@@ -38,8 +38,8 @@ from rag_core.types import Document, Progress
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 LoadItem = str | os.PathLike | tuple[str, bytes]
 # A document's name, folders included, is at most this long: names are made to fit when files are loaded
-# (``document_name``) and stored documents are checked against it when read back (``rag_core.documents``), one
-# rule at both ends, so a document that was stored is a document that loads.
+# (``document_name``) and stored documents are checked against it when read back (``document_store``), one rule at
+# both ends, so a document that was stored is a document that loads.
 MAX_DOCUMENT_NAME_CHARS = 2_000
 
 
