@@ -12,6 +12,10 @@ BENCHMARKS = ("chunkers", "embeddings", "ingest", "scifact", "latency", "golden"
 
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
+    if args[:1] in (["-h"], ["--help"]):
+        print(f"usage: python -m bench [NAME ...] | python -m bench NAME [FLAGS]\n\n{__doc__.strip()}\n\n"
+              f"benchmarks: {', '.join(BENCHMARKS)}; `python -m bench NAME --help` lists a benchmark's flags.")
+        return 0
     if len(args) > 1 and args[0] in BENCHMARKS and args[1].startswith("-"):  # one benchmark with its own flags
         return importlib.import_module(f"bench.{args[0]}").main(args[1:])
     names = args or list(BENCHMARKS)
