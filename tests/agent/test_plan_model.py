@@ -66,6 +66,9 @@ def test_llm_answer_searches_the_models_parts(scripted_server, make_llm_settings
     assert result.plan["by"] == "model" and [p["query"] for p in result.plan["parts"]] == [q for _, q in PLAN]
     searched = [s.args.get("query") for s in result.steps if s.tool == "search"]
     assert {q for _, q in PLAN} <= set(searched)
+    # every search but the whole question's is in the model's words, second hops included
+    hops = [q for q in searched if q not in {QUESTION} | {q for _, q in PLAN}]
+    assert hops and all(any(h.startswith(q) for _, q in PLAN) for h in hops), hops
     assert {"plans-p0", "plans-p1", "auth-p1"} <= {h.chunk.id for h in result.context_hits}
     assert not any("planned by rules" in w for w in result.warnings)
 

@@ -461,7 +461,9 @@ class OfflinePolicy:
         for part in self.plan.parts:
             if part in story:
                 continue
-            query = f"{part.text} {' '.join(anchors)}"
+            # A model's plan gives each part search words in the documents' vocabulary: the hop adds to those.
+            words = part.query if self.plan.by == "model" else part.text
+            query = f"{words} {' '.join(anchors)}"
             tasks.append(_Task("search", {"query": query, "granularity": "paragraph", "strategy": "hybrid",
                                           "widen": False, "max_results": PARTS_RESULTS},
                                f"second hop for {part.text!r}: with what the first hop found "
