@@ -300,12 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_publish:
         publish("drafted", "# Drafted question sets against the human-written FastAPI set\n\n" + text)
-        figure = {"tau": round(tau_mean, 4), "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus.items()},
+        figure = {"tau": round(tau_mean, 6), "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus.items()},
                   "p_by_seed": {str(k): round(p, 4) for k, (_, p) in taus.items()},
                   "tau_of_mean_scores": round(tau_of_mean, 4),
                   "metric": "place recall", "corpus": CORPUS, "human_set": "fastapi_docs_qa (80 questions)",
                   "method": first.method, "drafted": largest, "seeds": seeds, "budget": args.budget,
-                  "by_size": [{"drafted": n, "tau": round(size_means[n], 4),
+                  "by_size": [{"drafted": n, "tau": round(size_means[n], 6),
                                "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus_by_size[n].items()}}
                               for n in counts],
                   "configs": [{k: v for k, v in r.items() if k not in ("by_seed", "by_set", "means")} for r in rows],
