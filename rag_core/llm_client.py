@@ -535,6 +535,29 @@ def _as_json(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def json_object_in(content: str | None) -> dict[str, Any]:
+    """The JSON object in a model's reply: from its first ``{`` to its last ``}``, so prose around it is ignored.
+
+    ValueError says what is wrong: no object, malformed JSON (also nesting too deep to parse) or a value that is
+    not an object. The callers check the object's fields.
+    """
+    match = _JSON_OBJECT.search(content or "")
+    if not match:
+        raise ValueError("the reply holds no JSON object")
+    try:
+        data: Any = json.loads(match.group(0))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the reply's JSON is malformed ({e.msg})") from e
+    except RecursionError as e:
+        raise ValueError("the reply's JSON is malformed (nested too deeply)") from e
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    return data
+
+
 def message_text(value: Any) -> str | None:
     """Message content as text: a string as sent, content parts (``[{"type": "text", "text": ...}]``) joined,
     anything else written as JSON; None stays None."""

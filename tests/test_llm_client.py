@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
 
 from rag_core.config import Settings
 from rag_core.errors import LLMError
-from rag_core.llm_client import LLMClient, llm_from_settings, parse_retry_after
+from rag_core.llm_client import LLMClient, json_object_in, llm_from_settings, parse_retry_after
 from tests.fakes import openai_server as fake
 
 
@@ -178,3 +179,20 @@ def test_streamed_answer_hands_each_piece_over(scripted_server, make_llm_setting
     assert result.content == "Open Settings and press" and result.cut_off and result.model == "smollm2"
     with pytest.raises(ValueError, match="streaming"):
         _client(server.base_url, make_llm_settings).chat([], tools=[{"type": "function"}], on_text=print)
+
+
+@pytest.mark.parametrize("reply, why", [
+    ("No JSON here.", "holds no JSON object"),
+    ('{"a": 1,}', "malformed (Expecting property name"),
+    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "malformed (nested too deeply)"),
+    ('{"a": 1} and {"b": 2}', "malformed (Extra data)"),
+    ("[1, 2]", "holds no JSON object"),
+])
+def test_json_object_in_names_what_is_wrong(reply, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        json_object_in(reply)
+
+
+def test_json_object_in_ignores_prose_around_the_object():
+    assert json_object_in('Sure! Here it is:\n```json\n{"kind": "single", "n": [1]}\n```') == \
+        {"kind": "single", "n": [1]}

@@ -18,12 +18,11 @@ says who made it; the Playground shows it and ``ask --json`` returns it (``plan.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, get_args
 
 from rag_core.agent.plan import MAX_PARTS, Part, PartRole, PlanKind, QuestionPlan
 from rag_core.errors import LLMError
+from rag_core.llm_client import json_object_in
 from rag_core.retrieval.terms import content_terms
 
 MAX_PART_CHARS = 300
@@ -37,22 +36,13 @@ SYSTEM_PROMPT = (
     'Reply with JSON only: {"kind": "single|comparison|bridge|enumeration|procedure|multi-part", '
     '"parts": [{"text": "...", "query": "...", "role": "question|side|item|context"}]}'
 )
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 KINDS: tuple[str, ...] = get_args(PlanKind)
 ROLES: tuple[str, ...] = get_args(PartRole)
 
 
 def parse_plan(question: str, content: str, model: str = "the model") -> QuestionPlan:
     """The plan in the model's reply, checked (see the module docstring); ValueError says what is wrong."""
-    match = _JSON_OBJECT.search(content or "")
-    if not match:
-        raise ValueError("the reply holds no JSON object")
-    try:
-        data: Any = json.loads(match.group(0))
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise ValueError("the reply's JSON is malformed") from e
-    if not isinstance(data, dict):
-        raise ValueError("the reply is not a JSON object")
+    data = json_object_in(content)
     kind = data.get("kind")
     if kind not in KINDS:
         raise ValueError(f"unknown kind {str(kind)[:40]!r}")

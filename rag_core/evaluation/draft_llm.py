@@ -4,13 +4,12 @@ is verbatim in that section and the question does not repeat the section's wordi
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from rag_core.evaluation.draft_text import MIN_SPAN_CHARS, Section, Span, normalize_ws, plain
 from rag_core.evaluation.questions import Question
-from rag_core.llm_client import LLMError
+from rag_core.llm_client import LLMError, json_object_in
 
 MAX_SECTION_CHARS = 3000
 REPEAT_WORDS = 6  # a run of this many words shared with the section counts as repeating its wording
@@ -31,7 +30,6 @@ SYSTEM_PROMPT = (
     f"sentences, list items or lines of the section (each at least {MIN_SPAN_CHARS} characters) that answer it.\n"
     'Reply with JSON only: {"question": "...", "spans": ["...", "..."], "answer": "one sentence"}'
 )
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _TOKEN = re.compile(r"\w+")
 
 
@@ -44,14 +42,8 @@ def section_message(file: str, section: Section, text: str) -> str:
 
 def parse_reply(content: str) -> dict[str, Any]:
     """The model's JSON object (the first ``{...}`` of the reply); ValueError when there is none."""
-    match = _JSON_OBJECT.search(content or "")
-    if not match:
-        raise ValueError("the reply holds no JSON object")
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"the reply's JSON is malformed ({e.msg})") from e
-    if not isinstance(data, dict) or not isinstance(data.get("question"), str) or not data["question"].strip():
+    data = json_object_in(content)
+    if not isinstance(data.get("question"), str) or not data["question"].strip():
         raise ValueError("the reply has no 'question' text")
     spans = data.get("spans")
     if not isinstance(spans, list) or not spans or not all(isinstance(s, str) for s in spans):
