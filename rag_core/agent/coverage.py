@@ -35,6 +35,7 @@ ANSWER_FLOOR = 0.15
 NAME_CENTRALITY = 0.05
 # How many keyword hits for a name are read to find the name itself (not only its stem).
 KNOWN_DEPTH = 5
+PHRASE_DEPTH = 20
 # How deep each ranked list is read while filling (beyond, a list is exhausted); hits the whole question's list
 # offers per round; how far ahead a list looks for a hit from a new section when spreading.
 FILL_DEPTH = 12
@@ -43,6 +44,10 @@ SPREAD_WINDOW = 3
 _NAME = re.compile(r"(?<![\w`])(?:[A-Za-z][a-z]*[A-Z]\w*|[A-Z]\w*\d\w*|[A-Z][a-z]+)(?![\w`])")
 # Adjacent capitalised words (a name of several words), separated by spaces only.
 _NAME_RUN = re.compile(r"(?<![\w`])[A-Z]\w*(?:[ \t]+[A-Z]\w*)+(?![\w`])")
+# A name of capitalised pieces joined by hyphens: an HTTP header ("Accept-Version", "X-Request-ID"), a product.
+_HYPHEN_NAME = re.compile(r"(?<![\w`/.-])[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+(?![\w`/-])")
+# A capitalised word with no other capital ("Cloud", not "JSON" or "TypeScript").
+_TITLE_WORD = re.compile(r"[A-Z][a-z]+")
 _QUOTED = re.compile(r"`[^`]*`|'[^'\n]{1,80}'|\"[^\"\n]{1,120}\"|\u201c[^\u201d]*\u201d|\u2018[^\u2019]*\u2019")
 
 
@@ -183,8 +188,14 @@ def name_candidates(question: str) -> list[str]:
         if not before or before[-1] in ".?!:;\n\"'(" or question[start - 1:start] in "/.-_" \
                 or after[:1] in "/_-(" or re.match(r"\.\w", after):
             continue
-        names.append(match.group(0))
-    return list(dict.fromkeys(names))
+        names.append((start, match.group(0)))
+    for match in _HYPHEN_NAME.finditer(question):  # one name, not pieces ("Accept-Version": the header)
+        start = match.start()
+        before = question[:start].rstrip()
+        if before and before[-1] not in ".?!:;\n\"'(" and not any(a <= start < b for a, b in quoted) \
+                and not re.match(r"\.\w", question[match.end():match.end() + 2]):
+            names.append((start, match.group(0)))
+    return list(dict.fromkeys(name for _, name in sorted(names)))
 
 
 def spelled_out(acronym: str, texts: Sequence[str]) -> bool:
@@ -241,34 +252,81 @@ def unknown_names(question: str, known: Callable[[str], bool],
         return not (len(name) > 3 and name.endswith("s") and known(name[:-1]))
 
     absent = {n for n in names if missing_word(n)}
-    if not absent:
-        return []
     missing: list[str] = []
     for phrase in name_phrases(question, names):
-        if absent & set(phrase.split()):
+        words = phrase.split()
+        # A run of three capitalised words, or of two plain capitalised words ("Apache Avro", "Cloud Run"), names
+        # one thing even when each word is known; a run with an acronym or a CamelCase word ("JSON Schema",
+        # "ASGI API") is as often two names side by side, so only a missing word makes it missing.
+        one_thing = len(words) >= 3 or all(_TITLE_WORD.fullmatch(w) for w in words)
+        if absent & set(words) or (one_thing and not known(phrase)):
             missing.append(phrase)
+    if not missing and not absent:
+        return []
     in_phrases = {w for phrase in missing for w in phrase.split()}
     missing += [n for n in names if n in absent and n not in in_phrases]
-    if embed is None:
-        return missing
+    return _central(question, missing, embed, parts)
+
+
+def _central(question: str, names: Sequence[str], embed: Callable[[list[str]], np.ndarray] | None,
+             parts: Sequence[Any]) -> list[str]:
+    """The ``names`` the question (or one asking part that names it) is about: removing the name moves its
+    embedding at least ``NAME_CENTRALITY``. Without an embedder every name counts."""
+    if embed is None or not names:
+        return list(names)
     asking = [p for p in parts if getattr(p, "role", "question") in ("question", "side")]
-    pairs = [(question, n) for n in missing]
-    pairs += [(p.text, n) for n in missing for p in asking if p.text != question and _word(n).search(p.text)]
+    pairs = [(question, n) for n in names]
+    pairs += [(p.text, n) for n in names for p in asking if p.text != question and _word(n).search(p.text)]
     shifts = _shifts(embed, pairs)
     central = {name for (_, name), shift in zip(pairs, shifts, strict=True) if shift >= NAME_CENTRALITY}
-    return [n for n in missing if n in central]
+    return [n for n in names if n in central]
 
 
-def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple[bool, str]:
+def names_only_elsewhere(question: str, known: Callable[[str], bool], texts: Sequence[str],
+                         embed: Callable[[list[str]], np.ndarray] | None = None,
+                         parts: Sequence[Any] = ()) -> list[str]:
+    """Names the question is about that the documents mention, but none of the evidence found for it does.
+
+    Only plain capitalised words count ("Redis", "Rust": a product or language), and only when ``texts`` (the
+    evidence) is not empty: the documents name Redis beside Celery or in a changelog, and a question about
+    storing sessions in Redis finds session evidence that never names it. Acronyms ("SDK", "IDE") and code names
+    ("AuthProperty") are left out: questions use them in passing, or they are spelled differently in the
+    evidence, so their absence from it is no sign. A plural in the evidence counts as the name.
+    """
+    if not texts:
+        return []
+    candidates = []
+    for name in name_candidates(question):
+        if not _TITLE_WORD.fullmatch(name) or not known(name):
+            continue
+        held = re.compile(rf"(?<!\w){re.escape(name)}(?:s|es)?(?!\w)", re.IGNORECASE)
+        if not any(held.search(text) for text in texts):
+            candidates.append(name)
+    return _central(question, candidates, embed, parts)
+
+
+def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str],
+                 elsewhere: Sequence[str] = ()) -> tuple[bool, str]:
     """Whether the documents answer the question, and why (see the module docstring).
 
     In a question of several parts, a missing name decides only for the parts that name it: those are not
     covered, and the question is answered when another part is ("the price of the Pro plan, and how do I rotate
-    the key?" on documents with no Pro plan still answers the second part)."""
+    the key?" on documents with no Pro plan still answers the second part). ``elsewhere``: names the documents
+    mention, but not in any evidence found for the question (``names_only_elsewhere``); they decide like missing
+    names, with their own reason."""
+    names = [*unknown, *(n for n in elsewhere if n not in unknown)]
     best = max((p.confidence for p in parts), default=0.0)
-    if unknown and len(parts) > 1:
+
+    def said(names: Sequence[str]) -> str:
+        never = ", ".join(repr(n) for n in names if n not in elsewhere)
+        only = ", ".join(repr(n) for n in names if n in elsewhere)
+        clauses = [f"the documents never mention {never}"] if never else []
+        clauses += [f"no evidence found mentions {only} (the documents name it only elsewhere)"] if only else []
+        return " and ".join(clauses)
+
+    if names and len(parts) > 1:
         # A part asks about a name when it names it, or refers back ("its speed there") to a part that does.
-        asking = [p for p in parts if any(_word(n).search(p.text) or _word(n).search(p.refers_to) for n in unknown)]
+        asking = [p for p in parts if any(_word(n).search(p.text) or _word(n).search(p.refers_to) for n in names)]
         for part in asking:
             part.covered, part.chunk_ids = False, []
         others = [p for p in parts if p not in asking]
@@ -276,12 +334,10 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str]) -> tuple
         if asking and others:
             best = max(p.confidence for p in others)
             if any(p.covered for p in others):  # another part has evidence of its own
-                names = ", ".join(repr(n) for n in unknown)
-                return True, (f"{sum(p.covered for p in parts)} of {len(parts)} part(s) covered; the documents never "
-                              f"mention {names}, which the other part(s) ask about")
-    if unknown:
-        return False, (f"the documents never mention {', '.join(repr(n) for n in unknown)}, which the question is "
-                       f"about (best evidence {best:.2f})")
+                return True, (f"{sum(p.covered for p in parts)} of {len(parts)} part(s) covered; {said(names)}, "
+                              "which the other part(s) ask about")
+    if names:
+        return False, f"{said(names)}, which the question is about (best evidence {best:.2f})"
     if best < ANSWER_FLOOR:
         return False, f"nothing retrieved is relevant (best evidence {best:.2f} < {ANSWER_FLOOR:.2f})"
     missing = [p for p in parts if not p.covered]
@@ -297,11 +353,17 @@ def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) ->
 
     def known(word: str) -> bool:
         # The keyword index matches stems ("PyPy" and "PyPI" share one): the word itself must be in a chunk it finds.
-        exact = _word(word, re.IGNORECASE)
-        return any(exact.search(chunk.text) for chunk, _ in index.keyword_search(word, KNOWN_DEPTH))
+        # A name of several words is read deeper, each of its words being found alone too; a line break may fall
+        # between them.
+        pieces = word.split()
+        exact = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, pieces)) + r"(?!\w)", re.IGNORECASE)
+        depth = KNOWN_DEPTH if len(pieces) == 1 else PHRASE_DEPTH
+        return any(exact.search(chunk.text) for chunk, _ in index.keyword_search(word, depth))
 
-    found, reason = decide_found(coverage, unknown_names(question, known, embed, [h.chunk.text for h in hits],
-                                                         plan.parts))
+    texts = [h.chunk.text for h in hits]
+    unknown = unknown_names(question, known, embed, texts, plan.parts)
+    elsewhere = [n for n in names_only_elsewhere(question, known, texts, embed, plan.parts) if n not in unknown]
+    found, reason = decide_found(coverage, unknown, elsewhere)
     return coverage, found, reason
 
 

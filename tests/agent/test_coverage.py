@@ -227,3 +227,42 @@ def test_a_part_referring_back_to_a_missing_name_asks_about_it_too():
     parts = [PartCoverage(p.text, p.query, p.role, True, 0.7, ["c"], p.refers_to) for p in plan.parts]
     found, why = decide_found(parts, ["PyPy"])
     assert not found and "'PyPy'" in why
+
+
+def test_a_hyphenated_name_is_one_candidate():
+    question = "Why does my Accept-Version header, or X-Request-ID, vanish from Soundex-encoded or Python-version data?"
+    assert name_candidates(question) == ["Accept-Version", "X-Request-ID"]
+
+
+def test_a_proper_name_of_plain_words_is_missing_when_the_documents_never_join_them():
+    question = "What memory limits should I set on Google Cloud Run, and does JSON Schema help?"
+    known = {"Google", "Cloud", "Run", "JSON", "Schema"}.__contains__  # each word, never the phrases
+    # "JSON Schema" (an acronym beside a word) is as often two names; "Google Cloud Run" is one thing.
+    assert unknown_names(question, known, None) == ["Google Cloud Run"]
+    assert unknown_names(question, lambda w: True, None) == []
+
+
+def test_a_name_the_documents_mention_only_away_from_the_evidence_decides_not_found(fake_index):
+    from rag_core.agent.coverage import judge_coverage, names_only_elsewhere
+    from rag_core.agent.plan import plan_question
+
+    rotate = [Hit(chunk=fake_index.get("auth-p1"), score=1.0, confidence=0.6)]
+    # "Pro" is in the plans document, not in the key-rotation evidence the question finds.
+    question = "How do I rotate an API key for a Pro workspace?"
+    coverage, found, why = judge_coverage(question, plan_question(question), rotate, fake_index)
+    assert not found and "no evidence found mentions 'Pro' (the documents name it only elsewhere)" in why
+    assert judge_coverage("How do I rotate an API key?", plan_question("How do I rotate an API key?"), rotate,
+                          fake_index)[1]
+    plans = [Hit(chunk=fake_index.get("plans-p1"), score=1.0, confidence=0.6)]
+    assert judge_coverage(question, plan_question(question), rotate + plans, fake_index)[1]
+    # Acronyms and code names are not judged so (questions use them in passing), nor is a question with no evidence.
+    assert names_only_elsewhere("How do I rotate a GB key for a Pro workspace?", lambda w: True, ["rotate"]) == ["Pro"]
+    assert names_only_elsewhere("How do I rotate an API key in WrenCli?", lambda w: True, ["rotate"]) == []
+    assert names_only_elsewhere(question, lambda w: True, []) == []
+    assert names_only_elsewhere(question, lambda w: True, ["Pros and cons"]) == []  # a plural is the name
+
+
+def test_decide_found_words_missing_and_elsewhere_names_apart():
+    part = [PartCoverage("a", "a", "question", True, 0.8, ["c1"])]
+    found, why = decide_found(part, ["Avro"], ["Redis"])
+    assert not found and why.startswith("the documents never mention 'Avro' and no evidence found mentions 'Redis'")
