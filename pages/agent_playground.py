@@ -77,12 +77,12 @@ if asked and counts is None:  # the index could not be opened or read: the error
 elif asked and not any(counts.values()):
     answer_box.warning("There is nothing to search yet: load documents on the Documents page, then ask again.")
 elif asked:
-    baseline = coverage = None
+    baseline = coverage = parts_box = None
     if compare:
         with one_shot_box:
             baseline = agent_view.one_shot(asked, index, config)
-            if baseline is not None:  # its answer, and the parts of the question it missed (kept with the turn)
-                coverage = agent_view.render_one_shot(asked, baseline, index)
+            if baseline is not None:  # its answer; the parts of the agent's plan it missed come once the agent ran
+                parts_box = agent_view.render_one_shot(asked, baseline, index)
     with answer_box:
         conversation = st.session_state.setdefault(STATE_KEY, AgentState())
         llm = state.llm() if policy != "offline" else None
@@ -90,6 +90,9 @@ elif asked:
                                "The agent")
         if result is not None:
             agent_view.render_answer(result, len(chat), index)
+    if baseline is not None:  # the agent's parts (a model's when it planned), or the rules' if the agent failed
+        coverage = agent_view.render_one_shot_parts(parts_box, asked, baseline, index,
+                                                    result.plan if result is not None else None)
     if result is not None:
         with details_box:
             agent_view.render_details(result, len(chat))

@@ -12,7 +12,7 @@ import logging
 import streamlit as st
 
 from rag_core.agent.coverage import embedder_id, score_parts
-from rag_core.agent.plan import plan_question
+from rag_core.agent.plan import Part, plan_question
 from ui import agent_text
 from ui.safe_text import md_escape
 
@@ -74,14 +74,19 @@ def render_not_found(result) -> None:
                icon=":material/search_off:")
 
 
-def one_shot_coverage(question: str, hits, index) -> list[dict] | None:
+def one_shot_coverage(question: str, hits, index, plan: dict | None = None) -> list[dict] | None:
     """Each of the agent's parts as covered by the one-shot context ([] for a one-part question; None, with a
-    quiet caption, when it cannot be computed)."""
+    quiet caption, when it cannot be computed). ``plan``: the agent's plan (``AgentResult.plan``), so the parts
+    are the ones its checklist shows, a model's when a model planned; without it, the rules' plan."""
     try:
-        plan = plan_question(question)
-        if not plan.split:
+        if plan and plan.get("parts"):
+            parts = [Part(str(p.get("text", "")), str(p.get("query") or p.get("text", "")),
+                          p.get("role", "question")) for p in plan["parts"]]
+        else:
+            parts = plan_question(question).parts
+        if len(parts) < 2:
             return []
-        return [p.to_dict() for p in score_parts(plan.parts, hits, index.embed_texts, embedder_id(index))]
+        return [p.to_dict() for p in score_parts(parts, hits, index.embed_texts, embedder_id(index))]
     except Exception as error:  # a side note: the page goes on without it
         log.exception("Scoring the one-shot context against the question's parts failed")
         st.caption(f"Coverage of the question's parts is unavailable: {md_escape(type(error).__name__)}")

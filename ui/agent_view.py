@@ -182,20 +182,32 @@ def one_shot(question: str, index, config):
         return state.guarded(lambda: state.retriever(index, retrieval).retrieve(question), "One-shot RAG")
 
 
-def render_one_shot(question: str, result, index, coverage: list[dict] | None = None) -> list[dict] | None:
-    """The one-shot result answered by the same extractive answerer as the offline agent, and the parts of the
-    question its context misses (``coverage``: kept from the live turn; computed when None). Returns it."""
+def render_one_shot(question: str, result, index, coverage: list[dict] | None = None):
+    """The one-shot result answered by the same extractive answerer as the offline agent, and where the parts of
+    the question its context misses go: drawn from ``coverage`` (kept with an earlier turn) when given, else left
+    for ``render_one_shot_parts`` once the agent has planned (a model may plan other parts than the rules).
+    Returns that place."""
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
     answer = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
     st.markdown(agent_text.readable_answer(answer, index))
-    if coverage is None and index is not None:
-        coverage = agent_plan_view.one_shot_coverage(question, result.hits, index)
-    agent_plan_view.render_one_shot_parts(coverage)
+    parts_box = st.container()
+    if coverage is not None:
+        with parts_box:
+            agent_plan_view.render_one_shot_parts(coverage)
     st.caption(f"1 retrieval · {len(result.hits)} chunks · {result.context.tokens} context tokens · "
                f"confidence {result.confidence:.2f} · {result.elapsed_ms:.0f} ms")
     with st.expander("One-shot context"):
         st.code(result.context.text or "(empty)", language=None)
+    return parts_box
+
+
+def render_one_shot_parts(parts_box, question: str, baseline, index, plan: dict | None) -> list[dict] | None:
+    """Into ``parts_box`` (``render_one_shot``'s), the parts of the agent's plan the one-shot context misses;
+    returns that coverage, kept with the turn."""
+    with parts_box:
+        coverage = agent_plan_view.one_shot_coverage(question, baseline.hits, index, plan)
+        agent_plan_view.render_one_shot_parts(coverage)
     return coverage
 
 
@@ -244,7 +256,9 @@ def render_turn(turn: int, question: str, result: AgentResult, index, baseline=N
     one_shot_box, answer_box, details_box = turn_layout(question, baseline is not None, result.policy)
     if baseline is not None:
         with one_shot_box:
-            render_one_shot(question, baseline, index, coverage)
+            parts_box = render_one_shot(question, baseline, index, coverage)
+        if coverage is None and index is not None:  # not kept with the turn (it could not be scored then)
+            render_one_shot_parts(parts_box, question, baseline, index, getattr(result, "plan", None))
     with answer_box:
         for step in result.steps:
             icon = ":material/check_circle:" if step.ok else ":material/warning:"

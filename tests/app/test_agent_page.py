@@ -401,6 +401,28 @@ def test_earlier_turns_keep_the_threshold_they_ran_with(indexed):
     assert charts and all("threshold 0.35" in spec and "threshold 0.9" not in spec for spec in charts)
 
 
+def test_the_one_shot_side_is_judged_on_the_models_parts(indexed, monkeypatch):
+    """Side by side, the parts one search missed are the agent's parts, a model's when it planned (the one-shot
+    column is drawn before the agent runs, so they are filled in afterwards)."""
+    question = "How do I swap my credentials, and how long may a call hang before it gives up?"
+    plan = fake.plan_reply("multi-part", [("swap my credentials", "rotate API key"),
+                                          ("how long may a call hang", "request timeout default")])
+    with fake.LlamaCppServer([fake.answer("Press Rotate [1]; the timeout is 30 seconds [2].")],
+                             route="keyword") as server:
+        server.plans.append(plan)
+        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
+        at = _app(agent_policy="llm-answer", agent_compare=True)
+        at.run()
+        at.chat_input[0].set_value(question).run()
+        assert not at.exception
+        coverage = at.session_state["agent_chat"][0][3]
+        assert [p["text"] for p in coverage] == ["swap my credentials", "how long may a call hang"]
+        assert [p["query"] for p in coverage] == ["rotate API key", "request timeout default"]
+        at.chat_input[0].set_value("How do I rotate the API key?").run()  # the earlier turn, drawn from what was kept
+    assert not at.exception and at.session_state["agent_chat"][0][3] == coverage
+
+
 def test_the_models_plan_is_shown_with_its_search_words(indexed, monkeypatch):
     question = "How do I swap my credentials, and how long may a call hang before it gives up?"
     plan = fake.plan_reply("multi-part", [("swap my credentials", "rotate API key"),
