@@ -24,7 +24,10 @@ Systems, all in the same run over the same MiniLM embedder (and its cache), each
 - ``fixed``: our fixed-window strategy (512/50) with the same hybrid search;
 - ``one-shot``: one ``search`` with the default configuration (structure chunking, ``auto`` strategy), its hits
   taken in rank order until the budget is full;
-- ``agent``: ``ask`` with the offline policy and the budget as its context budget.
+- ``agent``: ``ask`` with the offline policy and the budget as its context budget;
+- ``agent-names`` (multi-part set only): the same agent, each part of its plan searched with the API names of the
+  question's reference answer added (``names_plan``): an upper bound for a plan written by a model that knows the
+  library's vocabulary, which no model here can write; not a result of the product.
 
 Reported per set and budget: place recall, question recall, recall per intent, mean context tokens and latency,
 and what the user reads: the share of places the answer itself quotes ("answer quotes"; the agent's offline
@@ -51,7 +54,7 @@ from bench.results_file import publish
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
-SYSTEMS = ("naive", "fixed", "one-shot", "agent")
+SYSTEMS = ("naive", "fixed", "one-shot", "agent", "agent-names")
 SETS = ("fastapi", "code", "multihop")
 # Budgets when --budgets is not given: the single-place sets at 1,000 and 1,500 tokens, the multi-part set at 1,500
 # and 3,000 (a question of 2-4 places needs room for each).
@@ -77,6 +80,7 @@ class Item:
     # False for a question the documents do not answer (no places): it scores "said not found", not recall.
     answerable: bool = True
     batch: int = 0  # an unanswerable question written for this bench: which batch (0: from the dataset)
+    answer: str = ""  # the dataset's reference answer, where it has one (the multi-part set)
 
     def found(self, context: str) -> int:
         hay = normalize_ws(context)
@@ -121,7 +125,7 @@ def load_multihop(limit: int) -> QASet:
         record = json.loads(line)
         places = [[normalize_ws(s) for s in place["spans"]] for place in record["evidence"]]
         items.append(Item(record["id"], record["question"], record["type"], places, [1] * len(places),
-                          answerable=bool(places)))
+                          answerable=bool(places), answer=record.get("answer", "")))
     if limit:  # the first N answerable questions and the first N/5 (at least 1) unanswerable ones
         answerable = [i for i in items if i.answerable][:limit]
         items = answerable + [i for i in items if not i.answerable][: max(1, limit // 5)]
@@ -226,6 +230,26 @@ def open_built(settings, config, name: str, docs: list, chunks: list | None = No
     return index
 
 
+# API names as a model that knows the library would write them: snake_case, camelCase, CamelCase, @decorators.
+_API_NAME = re.compile(r"(?<![\w.])(?:[A-Za-z]+_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|@\w+)(?!\w)")
+API_NAMES = 6
+
+
+def names_plan(question: str, answer: str):
+    """The rules' plan of ``question``, each part searched with the API names of the reference ``answer`` added:
+    an upper bound for a plan by a model that knows the library's vocabulary (``agent-names``). The names are the
+    dataset's, so this is not a result the product reaches on its own."""
+    from rag_core.agent.plan import Part, QuestionPlan, plan_question
+
+    names = list(dict.fromkeys(m.group(0) for m in _API_NAME.finditer(answer)))[:API_NAMES]
+    plan = plan_question(question)
+    if not names:
+        return plan
+    parts = [Part(p.text, f"{p.query} {' '.join(names)}", p.role, p.refers_to) for p in plan.parts]
+    return QuestionPlan(question, plan.kind, parts, why=f"{plan.why}; with the reference answer's API names",
+                        by="model")
+
+
 def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     from rag_core.agent import ask
     from rag_core.agent.answer import extractive_answer
@@ -256,7 +280,7 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
         fixed_config = RAGConfig(chunking={"strategy": "fixed", "max_tokens": 512, "overlap": 50})
         index = open_built(settings, fixed_config, f"{qa.name}-fixed", qa.docs)
         systems["fixed"] = one_search(Retriever(index, plain, settings))
-    if "one-shot" in names or "agent" in names:
+    if "one-shot" in names or "agent" in names or "agent-names" in names:
         config = RAGConfig()
         index = open_built(settings, config, f"{qa.name}-ours", qa.docs)
         if "one-shot" in names:
@@ -271,6 +295,18 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
                 answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever)
                 return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
             systems["agent"] = agent
+        answers = {i.question: i.answer for i in qa.items if i.answer}
+        if "agent-names" in names and answers:  # only a set with reference answers (the multi-part one)
+            names_retriever = Retriever(index, config.retrieval, settings)
+
+            def agent_names(question: str, budget: int):
+                run_config = config.model_copy(update={"agent": config.agent.model_copy(
+                    update={"context_budget": budget})})
+                plan = names_plan(question, answers[question]) if question in answers else None
+                answer = ask(question, index, run_config, settings, policy="offline", retriever=names_retriever,
+                             plan=plan)
+                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
+            systems["agent-names"] = agent_names
     return systems
 
 
@@ -430,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         qa = {"fastapi": load_fastapi, "code": load_code, "multihop": load_multihop}[set_name](args.limit)
         print(f"{set_name}: {len(qa.docs)} documents, {len(qa.items)} questions", flush=True)
         systems = make_systems(qa, settings, names)
-        rows += evaluate(qa, {n: systems[n] for n in names}, budgets or DEFAULT_BUDGETS[set_name], args.verbose)
+        rows += evaluate(qa, {n: systems[n] for n in names if n in systems}, budgets or DEFAULT_BUDGETS[set_name],
+                         args.verbose)
     text = report(rows, args)
     print(text)
     if not args.no_publish:

@@ -22,6 +22,7 @@ from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
 from rag_core.agent.context import AgentContext
 from rag_core.agent.coverage import judge_coverage, not_found_answer
 from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence, part_evidence
+from rag_core.agent.plan import QuestionPlan
 from rag_core.agent.plan_model import plan_with_model
 from rag_core.agent.policies import make_policy
 from rag_core.agent.policies.offline import OfflinePolicy
@@ -78,10 +79,13 @@ def run_agent(
     retriever: Retriever | None = None,
     llm: Any = None,
     on_answer_text: Any = None,
+    plan: QuestionPlan | None = None,
 ) -> Iterator[AgentStep | AgentResult]:
     """Answer ``question`` step by step; yields each ``AgentStep`` as it happens, then the ``AgentResult``.
 
     ``on_answer_text(piece)`` receives the final answer as it is streamed, when a model writes it (``llm-answer``).
+    ``plan``: the question's plan made elsewhere (the bench's upper bound for a model's plan); None: the configured
+    model writes it, else the rules.
     """
     question = check_query(question, noun="question")
     if retriever is None:
@@ -100,9 +104,9 @@ def run_agent(
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
     run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
-                   on_text=on_answer_text, deadline=deadline)
+                   on_text=on_answer_text, deadline=deadline, plan=plan)
     client = getattr(policy, "client", None) or llm
-    if policy.name != "offline" and client is not None and config.agent.plan_by_model:
+    if plan is None and policy.name != "offline" and client is not None and config.agent.plan_by_model:
         plan, note = plan_with_model(question, client, deadline)
         if plan is not None:
             run.plan = plan

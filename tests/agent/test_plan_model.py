@@ -97,3 +97,29 @@ def test_the_offline_policy_never_asks_a_model(scripted_server, make_llm_setting
         client = LLMClient(make_llm_settings(server.base_url), sleep=lambda s: None)
         result = ask(QUESTION, fake_index, RAGConfig(), policy="offline", llm=client, retriever=fake_retriever)
     assert server.plan_requests == [] and server.requests == [] and result.plan["by"] == "rules"
+
+
+def test_a_plan_given_to_the_agent_is_searched_and_no_model_is_asked(scripted_server, make_llm_settings, fake_index,
+                                                                     fake_retriever):
+    from rag_core.agent.plan import Part, QuestionPlan
+
+    given = QuestionPlan(QUESTION, "comparison", [Part(t, q) for t, q in PLAN], why="given", by="model")
+    with scripted_server([fake.answer("Basic: 5 projects [1]; Pro: 50 [2]; rotate with wren keys rotate [3].")]) \
+            as server:
+        client = LLMClient(make_llm_settings(server.base_url), sleep=lambda s: None)
+        result = ask(QUESTION, fake_index, RAGConfig(), policy="llm-answer", llm=client, retriever=fake_retriever,
+                     plan=given)
+    assert server.plan_requests == [] and result.plan["why"] == "given"
+    assert {q for _, q in PLAN} <= {s.args.get("query") for s in result.steps if s.tool == "search"}
+    offline = ask(QUESTION, fake_index, RAGConfig(), policy="offline", retriever=fake_retriever, plan=given)
+    assert [p["query"] for p in offline.plan["parts"]] == [q for _, q in PLAN]
+
+
+def test_the_bench_upper_bound_adds_the_answers_api_names_to_every_part():
+    from bench.docsqa import names_plan
+
+    question = "How do I rotate the API key safely, and how long do tokens last before they expire?"
+    plan = names_plan(question, "Use `field_validator` or an AfterValidator, then model_dump; see TypeAdapter.")
+    assert plan.by == "model" and len(plan.parts) > 1
+    assert all(p.query.endswith("field_validator AfterValidator model_dump TypeAdapter") for p in plan.parts)
+    assert names_plan(question, "Nothing named here.").by == "rules"
