@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 from pathlib import Path
@@ -401,10 +402,13 @@ def test_earlier_turns_keep_the_threshold_they_ran_with(indexed):
     assert charts and all("threshold 0.35" in spec and "threshold 0.9" not in spec for spec in charts)
 
 
-def test_the_one_shot_side_is_judged_on_the_models_parts(indexed, monkeypatch):
-    """Side by side, the parts one search missed are the agent's parts, a model's when it planned (the one-shot
-    column is drawn before the agent runs, so they are filled in afterwards)."""
-    question = "How do I swap my credentials, and how long may a call hang before it gives up?"
+MODEL_PLANNED = "How do I swap my credentials, and how long may a call hang before it gives up?"
+
+
+@contextlib.contextmanager
+def _model_plans(monkeypatch, **session):
+    """The Playground under ``llm-answer`` against a scripted model that plans ``MODEL_PLANNED`` in its own words
+    (the documents' vocabulary as search words), asked that question; yields the AppTest while the model is up."""
     plan = fake.plan_reply("multi-part", [("swap my credentials", "rotate API key"),
                                           ("how long may a call hang", "request timeout default")])
     with fake.LlamaCppServer([fake.answer("Press Rotate [1]; the timeout is 30 seconds [2].")],
@@ -412,9 +416,16 @@ def test_the_one_shot_side_is_judged_on_the_models_parts(indexed, monkeypatch):
         server.plans.append(plan)
         monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
-        at = _app(agent_policy="llm-answer", agent_compare=True)
+        at = _app(agent_policy="llm-answer", **session)
         at.run()
-        at.chat_input[0].set_value(question).run()
+        at.chat_input[0].set_value(MODEL_PLANNED).run()
+        yield at
+
+
+def test_the_one_shot_side_is_judged_on_the_models_parts(indexed, monkeypatch):
+    """Side by side, the parts one search missed are the agent's parts, a model's when it planned (the one-shot
+    column is drawn before the agent runs, so they are filled in afterwards)."""
+    with _model_plans(monkeypatch, agent_compare=True) as at:
         assert not at.exception
         coverage = at.session_state["agent_chat"][0][3]
         assert [p["text"] for p in coverage] == ["swap my credentials", "how long may a call hang"]
@@ -424,17 +435,8 @@ def test_the_one_shot_side_is_judged_on_the_models_parts(indexed, monkeypatch):
 
 
 def test_the_models_plan_is_shown_with_its_search_words(indexed, monkeypatch):
-    question = "How do I swap my credentials, and how long may a call hang before it gives up?"
-    plan = fake.plan_reply("multi-part", [("swap my credentials", "rotate API key"),
-                                          ("how long may a call hang", "request timeout default")])
-    with fake.LlamaCppServer([fake.answer("Press Rotate [1]; the timeout is 30 seconds [2].")],
-                             route="keyword") as server:
-        server.plans.append(plan)
-        monkeypatch.setenv("RAG_LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("RAG_LLM_MODEL", "scripted-model")
-        at = _app(agent_policy="llm-answer")
-        at.run()
-        at.chat_input[0].set_value(question).run()
+    with _model_plans(monkeypatch) as at:
+        pass
     assert not at.exception
     [shown] = [m.value for m in at.markdown if m.value.startswith(":material/checklist: **Plan:")]
     assert "· planned by scripted\\-model: 2 parts" in shown
