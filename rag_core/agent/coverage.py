@@ -10,7 +10,9 @@
 * ``decide_found``: whether the documents answer the question at all. A question is answered when its best
   evidence is strong enough, and not when the thing it asks about is named nowhere in the documents (a product,
   format or library name that no indexed chunk contains), which is how most unanswerable questions look: they
-  ask about something the documents never mention, in words that otherwise sound like the documents' own.
+  ask about something the documents never mention, in words that otherwise sound like the documents' own. A
+  product's name the documents mention only away from the evidence found (``names_only_elsewhere``: Redis in a
+  changelog, asked about as a session store) decides the same way.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ ANSWER_FLOOR = 0.15
 NAME_CENTRALITY = 0.05
 # How many keyword hits for a name are read to find the name itself (not only its stem).
 KNOWN_DEPTH = 5
+# The same for a name of several words: each of its words alone also ranks, so the phrase is read deeper.
 PHRASE_DEPTH = 20
 # How deep each ranked list is read while filling (beyond, a list is exhausted); hits the whole question's list
 # offers per round; how far ahead a list looks for a hit from a new section when spreading.
@@ -317,9 +320,9 @@ def decide_found(parts: Sequence[PartCoverage], unknown: Sequence[str],
     names = [*unknown, *(n for n in elsewhere if n not in unknown)]
     best = max((p.confidence for p in parts), default=0.0)
 
-    def said(names: Sequence[str]) -> str:
-        never = ", ".join(repr(n) for n in names if n not in elsewhere)
-        only = ", ".join(repr(n) for n in names if n in elsewhere)
+    def said(which: Sequence[str]) -> str:
+        never = ", ".join(repr(n) for n in which if n not in elsewhere)
+        only = ", ".join(repr(n) for n in which if n in elsewhere)
         clauses = [f"the documents never mention {never}"] if never else []
         clauses += [f"no evidence found mentions {only} (the documents name it only elsewhere)"] if only else []
         return " and ".join(clauses)
