@@ -124,12 +124,15 @@ def test_searches_during_the_reindex_find_every_document(served, page):
     assert "re-indexing with structure 256 tok" in sidebar and f"{N_DOCS} docs" in sidebar, sidebar
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Retrieval Lab", exact=True).click()
     _settle(page)
-    for i in (0, N_DOCS // 2, N_DOCS - 1):  # the first, a middle and the last document the re-index writes
+    # The last document the re-index writes first, while the new index cannot hold it yet, then the first and a
+    # middle one. Only the first search must end before the re-index does (three did not always, on a fast run).
+    for n, i in enumerate((N_DOCS - 1, 0, N_DOCS // 2)):
         main = _search(page, f"codeword{i}x setting")
         assert f"guide{i:03d}.md" in main, (i, main[:2000])
         assert "index is empty" not in main
-    states = {j["id"]: j["state"] for j in _jobs(data_dir)}
-    assert states[reindex["id"]] == "running", "the re-index ended before the searches: nothing was shown"
+        if n == 0:
+            states = {j["id"]: j["state"] for j in _jobs(data_dir)}
+            assert states[reindex["id"]] == "running", "the re-index ended before the first search: nothing shown"
     assert page.locator('[data-testid="stException"]').count() == 0
     done = _wait_done(data_dir)
     assert done["id"] == reindex["id"] and done["state"] == "done", done["message"]
