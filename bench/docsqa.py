@@ -286,27 +286,26 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
         if "one-shot" in names:
             retriever = Retriever(index, config.retrieval, settings)
             systems["one-shot"] = one_search(retriever, {"initial_k": SEARCH_DEPTH, "max_k": SEARCH_DEPTH})
-        if "agent" in names:
+
+        def agent_system(plan_of: Callable[[str], object] = lambda question: None):
+            """``ask`` with the offline policy and the budget as its context budget; ``plan_of(question)``: the
+            plan to search (None: the rules')."""
             retriever = Retriever(index, config.retrieval, settings)
 
             def agent(question: str, budget: int):
                 run_config = config.model_copy(update={"agent": config.agent.model_copy(
                     update={"context_budget": budget})})
-                answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever)
+                answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever,
+                             plan=plan_of(question))
                 return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
-            systems["agent"] = agent
+            return agent
+
+        if "agent" in names:
+            systems["agent"] = agent_system()
         answers = {i.question: i.answer for i in qa.items if i.answer}
         if "agent-names" in names and answers:  # only a set with reference answers (the multi-part one)
-            names_retriever = Retriever(index, config.retrieval, settings)
-
-            def agent_names(question: str, budget: int):
-                run_config = config.model_copy(update={"agent": config.agent.model_copy(
-                    update={"context_budget": budget})})
-                plan = names_plan(question, answers[question]) if question in answers else None
-                answer = ask(question, index, run_config, settings, policy="offline", retriever=names_retriever,
-                             plan=plan)
-                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
-            systems["agent-names"] = agent_names
+            systems["agent-names"] = agent_system(
+                lambda question: names_plan(question, answers[question]) if question in answers else None)
     return systems
 
 
