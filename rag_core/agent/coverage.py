@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -354,6 +355,7 @@ def judge_coverage(question: str, plan: Any, hits: Sequence[Hit], index: Any) ->
     embed = getattr(index, "embed_texts", None)
     coverage = score_parts(plan.parts, hits, embed, embedder_id(index))
 
+    @functools.cache  # both name checks ask about the same words: one keyword search a word per question
     def known(word: str) -> bool:
         # The keyword index matches stems ("PyPy" and "PyPI" share one): the word itself must be in a chunk it finds.
         # A name of several words is read deeper, each of its words being found alone too; a line break may fall
