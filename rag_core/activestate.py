@@ -193,9 +193,10 @@ def pointer(settings: Settings, config: RAGConfig | None = None, store: ActiveSt
     return found
 
 
-def activate(settings: Settings, config: RAGConfig, *, save: bool = True,
+def activate(settings: Settings, config: RAGConfig, *, save: bool = False,
              previous: RAGConfig | None = None) -> IndexPointer:
-    """Make ``config`` the active configuration for everyone (and save it under its name when ``save``);
+    """Make ``config`` the active configuration for everyone (and save it under its name only when ``save``: a
+    saved configuration is a snapshot, which applying settings never rewrites);
     ``previous`` is the active configuration the caller saw (until one is stored, its index serves).
 
     Settings that keep the chunking and embedder keep the serving index. Other ones (another saved configuration

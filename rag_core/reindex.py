@@ -26,7 +26,6 @@ from rag_core.activestate import (
     pointer,
 )
 from rag_core.config import RAGConfig, Settings
-from rag_core.configstore import ConfigStore
 from rag_core.errors import IndexError_
 from rag_core.jobs import FileStatus, JobRunner, JobStatus, runner_for
 from rag_core.loaders.document_store import DocumentStore
@@ -55,8 +54,9 @@ def needs_reindex(settings: Settings, config: RAGConfig | None = None) -> IndexP
 def start_reindex(settings: Settings, config: RAGConfig, target_index, docs: Sequence[Document], *,
                   runner: JobRunner | None = None, title: str | None = None,
                   previous: RAGConfig | None = None) -> JobStatus | None:
-    """Save ``config`` (under its name, and as the active configuration) and queue re-indexing ``docs`` into
-    ``target_index`` (``config``'s index) as a job; None when the serving index is already built that way.
+    """Make ``config`` the active configuration (a saved one of its name is a snapshot: left as it is) and queue
+    re-indexing ``docs`` into ``target_index`` (``config``'s index) as a job; None when the
+    serving index is already built that way.
 
     ``previous`` is the active configuration the caller saw, whose index serves until a pointer is stored. A
     re-index still building other settings is cancelled: the last choice wins.
@@ -68,7 +68,6 @@ def start_reindex(settings: Settings, config: RAGConfig, target_index, docs: Seq
     store = ActiveStore.for_settings(settings)
     with store.locked():  # held until the pointer names the job: its finish waits for this lock
         current = pointer(settings, previous or active_config(settings, store), store)
-        ConfigStore.for_settings(settings).save(config)
         store.save_config(config)
         if current.reindex is not None:
             runner.cancel(current.reindex.job)

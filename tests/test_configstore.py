@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rag_core.config import RAGConfig
-from rag_core.configstore import ConfigStore, parse_config
+from rag_core.configstore import ConfigStore, parse_config, settings_key, snapshot_status
 
 
 def test_save_list_load_duplicate_delete(tmp_path):
@@ -73,3 +73,19 @@ def test_default_is_the_builtin_defaults_until_saved(tmp_path):
     store.save(saved)
     assert store.load("default").retrieval.initial_k == 5
     assert json.loads(store.export_json("default"))["retrieval"]["initial_k"] == 5
+
+
+def test_snapshot_status_says_when_the_active_configuration_diverged_from_its_saved_name(tmp_path):
+    store = ConfigStore(tmp_path)
+    saved = RAGConfig(name="chunks-256", chunking={"max_tokens": 256, "overlap": 32})
+    store.save(saved)
+    assert snapshot_status(saved, store) == ""
+    applied = saved.model_copy(update={"chunking": saved.chunking.model_copy(update={"max_tokens": 512})})
+    assert snapshot_status(applied, store) == "modified from chunks-256 (unsaved)"
+    assert snapshot_status(RAGConfig(name="never-saved"), store) == "unsaved"
+    assert snapshot_status(RAGConfig(), store) == ""  # the built-in default, not saved yet: the same settings
+
+
+def test_settings_key_compares_settings_not_names():
+    assert settings_key(RAGConfig(name="a")) == settings_key(RAGConfig(name="b"))
+    assert settings_key(RAGConfig(name="a")) != settings_key(RAGConfig(name="a", chunking={"max_tokens": 256}))

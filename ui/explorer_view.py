@@ -68,7 +68,7 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
 
 
 def use_settings(chunking: ChunkingConfig) -> None:
-    """Save ``chunking`` into the active configuration (stored for every session, and under its name) and
+    """Save ``chunking`` into the active configuration (stored for every session; a saved one stays as it is) and
     re-index every stored document with it beside the serving index, as a background job (``reindex_view``)."""
     config = state.active_config().model_copy(update={"chunking": chunking})
     with st.spinner("Saving the chunking into the active configuration and queuing the re-index of every "

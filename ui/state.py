@@ -153,12 +153,13 @@ def active_config() -> RAGConfig:
 
 
 def set_active_config(config: RAGConfig) -> None:
-    """Make ``config`` the active configuration for every session, saved under its name (``activestate.activate``)."""
+    """Make ``config`` the active configuration for every session (``activestate.activate``); a saved configuration
+    of its name is a snapshot and stays as it is (saving is the config panel's explicit **Save**)."""
     from rag_core.activestate import activate
 
     previous = active_config()
     st.session_state[ACTIVE_CONFIG_KEY] = config
-    guarded(lambda: activate(settings(), config, previous=previous), "Saving the active configuration")
+    guarded(lambda: activate(settings(), config, save=False, previous=previous), "Saving the active configuration")
 
 
 def active_index():
@@ -212,8 +213,9 @@ def config_badge(where=st.sidebar) -> None:
     """One line naming the active configuration, shown on every page's sidebar (``where``: a sidebar container)."""
     config = active_config()
     r = config.retrieval
+    status = snapshot_line(config)
     where.caption(
-        f"**Active config:** `{config.name}` · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
+        f"**Active config:** `{config.name}`{status} · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
         f"{config.embedding.embedder} · {r.strategy} k={r.initial_k}→{r.max_k} · agent {config.agent.policy}"
     )
     where.caption(index_line(config))
@@ -222,6 +224,20 @@ def config_badge(where=st.sidebar) -> None:
         where.caption(f"LLM: {md_escape(s.llm_model)} at {md_escape(s.llm_base_url)}")
     else:
         where.caption("LLM: not configured — the offline policy is used (set RAG_LLM_BASE_URL and RAG_LLM_MODEL).")
+
+
+def snapshot_line(config: RAGConfig) -> str:
+    """" — active: modified from `<name>` (unsaved)" when the active settings differ from the saved ones of its name."""
+    from rag_core.configstore import snapshot_status
+
+    try:
+        status = snapshot_status(config, config_store())
+    except Exception as e:  # the badge never breaks a page; the page itself reports the problem
+        log.warning("saved configuration unreadable for the badge (%s)", e)
+        return ""
+    if status.startswith("modified from"):  # the name pattern has no backtick: a code span shows it literally
+        status = f"modified from `{config.name}` (unsaved)"
+    return f" — active: {status}" if status else ""
 
 
 def index_line(config: RAGConfig) -> str:

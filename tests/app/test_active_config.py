@@ -67,7 +67,7 @@ def test_use_these_settings_holds_in_a_new_session_and_after_a_restart(indexed, 
         assert "structure 256 tok" in sidebar and "built with structure 256 tok, overlap 32" in sidebar, sidebar
         assert "3 docs" in sidebar, sidebar
         home = _new_session(HOME)
-        assert {m.label: m.value for m in home.metric}["Saved configurations"] == "1", round_
+        assert {m.label: m.value for m in home.metric}["Saved configurations"] == "0", round_  # a snapshot: none
 
 
 def test_a_new_session_searches_the_complete_index_while_the_reindex_runs(indexed, data_dir, monkeypatch):
@@ -149,3 +149,25 @@ def test_a_cancelled_reindex_keeps_the_index_and_offers_to_reindex(indexed, data
     assert not other.warning
     sidebar = " ".join(c.value for c in other.sidebar.caption)
     assert f"`{tuned.collection_name()}`: 3 docs" in sidebar, sidebar
+
+
+def test_use_these_settings_on_a_loaded_saved_configuration_leaves_it_on_disk_and_says_modified(indexed, data_dir):
+    """Issue 35.4: an active ``chunks-256`` + Use these settings (512) rewrote the saved ``chunks-256``."""
+    from rag_core.configstore import ConfigStore
+
+    saved = HASH_DEFAULT.model_copy(update={"name": "chunks-256", "chunking": TUNED})
+    path = ConfigStore(data_dir).save(saved)
+    before = path.read_bytes()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["active_config"] = saved
+    at.switch_page(EXPLORER).run()
+    assert "modified from" not in " ".join(c.value for c in at.sidebar.caption)
+    at.slider(key="a_max_tokens").set_value(512).run()
+    at.button(key="explorer_apply").click().run()
+    assert not at.exception and not at.error
+    finish_jobs(at)
+    assert path.read_bytes() == before
+    assert ConfigStore(data_dir).list() == ["chunks-256"]
+    sidebar = " ".join(c.value for c in _new_session(EXPLORER).sidebar.caption)
+    assert "`chunks-256` — active: modified from `chunks-256` (unsaved)" in sidebar, sidebar
+    assert "structure 512 tok" in sidebar, sidebar

@@ -87,7 +87,8 @@ def test_searches_during_a_reindex_read_the_complete_old_index(world, one_by_one
     assert index.chunking == NEW.chunking and max(c.tokens for c in index.chunks(granularity="paragraph")) <= 64
     assert _found(settings) == {f"{t}.md" for t in TOPICS}
     assert not (settings.data_dir / "indexes" / OLD.collection_name()).exists()  # the replaced index is removed
-    assert ActiveStore.for_settings(settings).config() == NEW and ConfigStore(settings.data_dir).load("default") == NEW
+    assert ActiveStore.for_settings(settings).config() == NEW
+    assert ConfigStore(settings.data_dir).list() == []  # the active configuration changed; nothing saved was rewritten
 
 
 def test_a_failing_reindex_keeps_the_serving_index(world, monkeypatch):
@@ -178,7 +179,7 @@ def test_loading_another_configuration_serves_its_index_and_keeps_retrieval_chan
     other = NEW.renamed("small")
     activate(settings, other)
     assert pointer(settings).serving.collection == NEW.collection_name()
-    assert ConfigStore(settings.data_dir).list() == ["default", "small"]
+    assert ConfigStore(settings.data_dir).list() == []  # applying settings saves nothing under a name
 
 
 @pytest.mark.chroma_server
@@ -194,3 +195,18 @@ def test_two_instances_on_one_chroma_server_share_the_configuration_and_the_swap
     assert ActiveStore.for_settings(second).config() == NEW  # the second instance reads the same configuration
     assert pointer(second).serving.collection == NEW.collection_name()
     assert {row["name"] for row in open_serving_index(second).documents()} == {"retry.md", "cache.md"}
+
+
+def test_a_reindex_from_a_loaded_saved_configuration_leaves_that_saved_configuration_byte_identical(world):
+    """Issue 35.4: "Use these settings" on an active ``chunks-256`` rewrote the saved ``chunks-256`` to 512."""
+    settings, docs, runner = world
+    saved = OLD.model_copy(update={"name": "chunks-256", "chunking": ChunkingConfig(max_tokens=256, overlap=32)})
+    path = ConfigStore(settings.data_dir).save(saved)
+    before = path.read_bytes()
+    activate(settings, saved)
+    tuned = saved.model_copy(update={"chunking": ChunkingConfig(max_tokens=512, overlap=32)})
+    job = start_reindex(settings, tuned, open_index(tuned, settings), docs, runner=runner)
+    assert job is not None and runner.wait(job.id).state == "done"
+    assert path.read_bytes() == before
+    assert ConfigStore(settings.data_dir).load("chunks-256").chunking.max_tokens == 256
+    assert ActiveStore.for_settings(settings).config().chunking.max_tokens == 512
