@@ -127,21 +127,19 @@ class ConfigStore:
         return config
 
 
-def settings_key(config: RAGConfig) -> str:
-    """What a run depends on (every section, not the name), as canonical JSON: equal keys, equal settings."""
-    return json.dumps(config.model_dump(mode="json", exclude={"name"}), sort_keys=True)
-
-
 def snapshot_status(config: RAGConfig, store: ConfigStore) -> str:
     """How the active ``config`` stands to the saved configuration of its name: "" (the same), or in words.
 
     Saved configurations are snapshots: applying settings changes only the active one, so it can diverge.
     """
+    from rag_core.evaluation.labels import settings_key  # the one comparison of settings, names aside
+
     try:
         saved = store.load(config.name)
     except ValueError:
         return "unsaved"
-    return "" if settings_key(saved) == settings_key(config) else f"modified from {config.name} (unsaved)"
+    same = settings_key(saved.model_dump(mode="json")) == settings_key(config.model_dump(mode="json"))
+    return "" if same else f"modified from {config.name} (unsaved)"
 
 
 def default_config(settings: Settings) -> RAGConfig:

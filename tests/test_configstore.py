@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rag_core.config import RAGConfig
-from rag_core.configstore import ConfigStore, parse_config, settings_key, snapshot_status
+from rag_core.configstore import ConfigStore, parse_config, snapshot_status
 
 
 def test_save_list_load_duplicate_delete(tmp_path):
@@ -85,7 +85,3 @@ def test_snapshot_status_says_when_the_active_configuration_diverged_from_its_sa
     assert snapshot_status(RAGConfig(name="never-saved"), store) == "unsaved"
     assert snapshot_status(RAGConfig(), store) == ""  # the built-in default, not saved yet: the same settings
 
-
-def test_settings_key_compares_settings_not_names():
-    assert settings_key(RAGConfig(name="a")) == settings_key(RAGConfig(name="b"))
-    assert settings_key(RAGConfig(name="a")) != settings_key(RAGConfig(name="a", chunking={"max_tokens": 256}))

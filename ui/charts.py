@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from rag_core.evaluation.labels import same_settings
 from rag_core.evaluation.runner import KS, EvalRun
 from ui.safe_text import plot_text
 
@@ -26,8 +27,13 @@ def leaderboard(run: EvalRun, sort_by: str = "ndcg@10", labels: Labels = None) -
     frame = pd.DataFrame(run.summary)
     if frame.empty:
         return frame
-    frame["config"] = [(labels or {}).get(name, name) for name in frame["config"]]
-    columns = [c for c in LEADERBOARD_COLUMNS if c in frame.columns]  # a run has the metrics it measured
+    twins = same_settings(run.configs, run.summary)
+    shown = labels or {}
+    if twins:  # two rows measuring the same settings under other names say so
+        frame["note"] = ["same settings as " + ", ".join(shown.get(n, n) for n in twins[row.config, row.strategy])
+                         if (row.config, row.strategy) in twins else "" for row in frame.itertuples()]
+    frame["config"] = [shown.get(name, name) for name in frame["config"]]
+    columns = [c for c in [*LEADERBOARD_COLUMNS, "note"] if c in frame.columns]  # a run has the metrics it measured
     if sort_by in frame.columns:
         frame = frame.sort_values(sort_by, ascending=False, kind="stable")
     return frame[columns].reset_index(drop=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rag_core.config import RAGConfig
@@ -76,3 +76,27 @@ def run_labels(run_configs: Iterable[Mapping[str, Any]], labels: Mapping[tuple[s
     """Configuration name → label for one run (its configurations have distinct names)."""
     return {str(c.get("name")): labels.get((str(c.get("name")), settings_key(c)), str(c.get("name")))
             for c in run_configs if isinstance(c, Mapping)}
+
+
+
+def run_settings_key(config: Mapping[str, Any], strategy: str) -> str:
+    """What a leaderboard row ran with: the settings, the row's ``strategy`` in place of the configured one, and
+    the agent settings only for the agent (the other strategies never read them)."""
+    settings = {k: v for k, v in settings_of(config).items()
+                if k != "retrieval.strategy" and (strategy == "agent" or not k.startswith("agent."))}
+    return json.dumps(settings, sort_keys=True, default=str)
+
+
+def same_settings(run_configs: Iterable[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> dict[
+        tuple[str, str], list[str]]:
+    """``(config, strategy)`` → the run's other configurations whose row of that strategy ran with the same
+    settings (rows that measure the same thing twice, whatever their names); rows without a twin are left out."""
+    groups: dict[str, list[str]] = {}  # strategy | run settings key → configuration names, in run order
+    for config in run_configs:
+        if not isinstance(config, Mapping):
+            continue
+        name = str(config.get("name"))
+        for strategy in dict.fromkeys(str(r["strategy"]) for r in rows if str(r.get("config")) == name):
+            groups.setdefault(f"{strategy}|{run_settings_key(config, strategy)}", []).append(name)
+    return {(name, key.split("|", 1)[0]): [other for other in names if other != name]
+            for key, names in groups.items() if len(names) > 1 for name in names}

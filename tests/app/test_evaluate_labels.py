@@ -75,3 +75,31 @@ def test_a_label_from_a_stored_run_is_plain_text_in_the_charts(data_dir):
     assert not at.exception
     charts = " ".join(str(c.proto.spec) for c in at.get("plotly_chart"))
     assert "default · embedder &lt;a href=" in charts and "<a href" not in charts
+
+
+def _two_configs_run(first: RAGConfig, second: RAGConfig) -> EvalRun:
+    runs = [_run("run-x", 1, c, score) for c, score in ((first, 0.7), (second, 0.7))]
+    return EvalRun(id="run-twins", created="2026-01-03T00:00:00+00:00", question_set=runs[0].question_set,
+                   configs=[first.model_dump(), second.model_dump()], strategies=["hybrid", "agent"],
+                   records=runs[0].records + runs[1].records, status="complete")
+
+
+def test_leaderboard_rows_of_identical_settings_say_so(data_dir):
+    """Issue 35.4: ``chunks-256`` rewritten to 512, then ``chunks-512`` saved: two identical rows, no note."""
+    chunks512 = ChunkingConfig(max_tokens=512)
+    ResultsStore(data_dir).save(_two_configs_run(RAGConfig(name="chunks-256", chunking=chunks512),
+                                                 RAGConfig(name="chunks-512", chunking=chunks512)))
+    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    assert not at.exception
+    board = at.dataframe[0].value
+    notes = dict(zip(board["config"] + " · " + board["strategy"], board["note"], strict=True))
+    assert notes == {"chunks-256 · hybrid": "same settings as chunks-512", "chunks-512 · hybrid":
+                     "same settings as chunks-256", "chunks-256 · agent": "same settings as chunks-512",
+                     "chunks-512 · agent": "same settings as chunks-256"}
+
+
+def test_leaderboard_rows_of_other_settings_have_no_note(data_dir):
+    ResultsStore(data_dir).save(_two_configs_run(RAGConfig(name="chunks-256", chunking=ChunkingConfig(max_tokens=256)),
+                                                 RAGConfig(name="chunks-512", chunking=ChunkingConfig(max_tokens=512))))
+    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    assert not at.exception and "note" not in at.dataframe[0].value.columns

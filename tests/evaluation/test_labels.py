@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag_core.config import ChunkingConfig, RAGConfig, RetrievalConfig
-from rag_core.evaluation.labels import distinct_labels, run_labels, settings_key
+from rag_core.evaluation.labels import distinct_labels, run_labels, same_settings, settings_key
 
 
 def _config(name: str = "default", max_tokens: int = 512, search: str = "hybrid", initial_k: int = 3) -> dict:
@@ -44,3 +44,21 @@ def test_run_labels_map_a_runs_names():
     assert run_labels([smaller, _config("other")], known) == {"default": "default · max_tokens 256",
                                                                "other": "other"}
     assert run_labels([_config("unknown")], known) == {"unknown": "unknown"}  # not among the known: its name
+
+
+def _rows(names, strategies=("hybrid", "agent")) -> list[dict]:
+    return [{"config": name, "strategy": strategy} for name in names for strategy in strategies]
+
+
+def test_same_settings_compares_what_each_row_ran_with_not_names():
+    twins = [_config("chunks-256", max_tokens=512), _config("chunks-512", max_tokens=512), _config("small", 256)]
+    assert same_settings(twins, _rows(["chunks-256", "chunks-512", "small"])) == {
+        ("chunks-256", "hybrid"): ["chunks-512"], ("chunks-512", "hybrid"): ["chunks-256"],
+        ("chunks-256", "agent"): ["chunks-512"], ("chunks-512", "agent"): ["chunks-256"]}
+
+
+def test_same_settings_ignores_what_a_row_does_not_use():
+    keyword_default = _config("a", search="keyword")  # the row's strategy replaces the configured one
+    agentic = RAGConfig(name="b", agent={"max_steps": 2}).model_dump()  # only the agent reads agent settings
+    assert same_settings([keyword_default, agentic], _rows(["a", "b"])) == {("a", "hybrid"): ["b"],
+                                                                           ("b", "hybrid"): ["a"]}
