@@ -41,6 +41,8 @@ class WhyNot:
     depth: int
     checks: list[StepCheck] = field(default_factory=list)
     scope: str = "filtered"  # ranks under the last pass's filters (as the hits table), or "whole index"
+    strategy: str = "hybrid"  # the last pass's search
+    rank: int | None = None  # the one rank under that search, as configured: the rank step and the table say it
 
     @property
     def removed_by(self) -> str | None:
@@ -60,6 +62,8 @@ class WhyNot:
             "scores": dict(self.scores),
             "rrf_contributions": dict(self.rrf_contributions),
             "depth": self.depth,
+            "strategy": self.strategy,
+            "rank": self.rank,
             "removed_by": self.removed_by,
             "verdict": self.verdict,
             "checks": [{"step": c.step, "passed": c.passed, "detail": c.detail} for c in self.checks],
@@ -105,7 +109,7 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
         granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types"))
     # Each retriever's rank and their RRF, ranked by the retriever's own hybrid search over two ``depth``-deep lists
     # (every chunk of either list kept). The table shows each list's RRF contribution, so it is plain RRF, without
-    # the section lift; the rank step below follows the search as configured.
+    # the section lift; the rank (the rank step's, and the table's fused rank for hybrid) is the search's as configured.
     plain_rrf = config.model_copy(update={"fusion": "rrf", "section_weight": 0.0})
     fused = retriever.ranked("hybrid", query, 2 * depth, filters, tuple(exclude_ids), plain_rrf, candidates=depth,
                              calibrate=False)
@@ -118,6 +122,16 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     why = WhyNot(chunk, ranks, scores, contributions, depth, scope=scope)
 
     excluded = set(exclude_ids)
+    searched = chunk_id not in excluded and last.strategy != "web" and _filter_failure(chunk, last.filters) is None
+    ranked = retriever.ranked(last.strategy, query, OVERFETCH * max(depth, last.k), filters, list(excluded),
+                              config) if searched else []
+    position = next((i for i, h in enumerate(ranked) if h.chunk.id == chunk_id), None)
+    deep = collapse_overlaps(ranked)
+    rank = next((i for i, h in enumerate(deep, start=1) if h.chunk.id == chunk_id), None)
+    why.strategy, why.rank = last.strategy, rank
+    if last.strategy == "hybrid":  # the table's fused rank is the search's own (it was plain RRF over raw lists)
+        ranks["fused"], scores["fused"] = rank, ranked[position].score if position is not None else None
+
     why.checks.append(StepCheck("exclude", chunk_id not in excluded,
                                 "already retrieved (in exclude_ids)" if chunk_id in excluded else "not excluded"))
     if chunk_id in excluded:
@@ -129,18 +143,12 @@ def explain_missing(retriever, result: RetrievalResult, chunk_id: str, exclude_i
     why.checks.append(StepCheck("filter", failure is None, failure or f"passes the last pass's filters {last.filters}"))
     if failure:
         return why
-    ranked = retriever.ranked(last.strategy, query, OVERFETCH * max(depth, last.k), Filters(
-        granularity=last.filters.get("granularity"), chunk_types=last.filters.get("chunk_types")), list(excluded),
-        config)
-    position = next((i for i, h in enumerate(ranked) if h.chunk.id == chunk_id), None)
     if position is not None:
         better = same_place(chunk, [h.chunk for h in collapse_overlaps(ranked[:position])])
         if better is not None:
             why.checks.append(StepCheck("same place", False, f"overlaps {better.granularity} {better.id}, ranked "
                                         "higher in the same document: a place is listed once"))
             return why
-    deep = collapse_overlaps(ranked)
-    rank = next((i for i, h in enumerate(deep, start=1) if h.chunk.id == chunk_id), None)
     in_top = rank is not None and rank <= last.k
     where = f"rank {rank}" if rank is not None else f"not in the top {max(depth, last.k)}"
     why.checks.append(StepCheck("rank", in_top, f"{where} under {last.strategy}; the last pass kept the top {last.k}"))

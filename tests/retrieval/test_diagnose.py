@@ -74,3 +74,24 @@ def test_find_chunks_and_unknown_id(fake_index):
     retriever, result = _run(fake_index, "timeout", strategy="keyword")
     with pytest.raises(ValueError, match="no chunk 'nope'"):
         explain_missing(retriever, result, "nope")
+
+
+@pytest.mark.parametrize("config", [{"fusion": "weighted", "hybrid_weight": 1.0}, {"section_weight": 2.0},
+                                    {"fusion": "rrf"}])
+def test_the_verdict_and_the_table_say_one_rank(fake_index, config):
+    """Issue 35.5: the banner said "rank 7 under hybrid" while the table said fused rank 1 (plain RRF over the raw
+    lists beside the configured fusion over collapsed places)."""
+    import re
+
+    retriever, result = _run(fake_index, "request timeout jobs", strategy="hybrid", min_confidence=0.0, initial_k=1,
+                             granularity="any", use_intent_filter=False, **config)
+    compared = 0
+    for chunk in fake_index.chunks():
+        why = explain_missing(retriever, result, chunk.id)
+        step = next((c for c in why.checks if c.step == "rank"), None)
+        said = re.match(r"rank (\d+) under hybrid", step.detail) if step else None
+        if said:
+            compared += 1
+            assert int(said.group(1)) == why.ranks["fused"], (chunk.id, step.detail, why.ranks)
+            assert why.to_dict()["rank"] == why.ranks["fused"]
+    assert compared >= 3
