@@ -106,15 +106,16 @@ def _markdown(name: str, text: str) -> Converted:
     """
     front = split_front_matter(name, text)
     metadata: dict = {}
+    if len(front.text) < len(text):  # a block was taken, even one with only lists or mappings in it
+        metadata["front_matter_chars"] = len(text) - len(front.text)
     if front.metadata:
         metadata["front_matter"] = front.metadata
-        metadata["front_matter_chars"] = len(text) - len(front.text)
         title = front.metadata.get("title")
         if isinstance(title, str | int | float) and not isinstance(title, bool) and str(title).strip():
             metadata["title"] = str(title).strip()
-    if not front.text.strip() and front.metadata:
+    if not front.text.strip() and len(front.text) < len(text):
         raise LoadError(f"{name}: holds only YAML front matter, no text to index.")
-    return Converted(text if front.metadata else front.text, metadata, [front.warning] if front.warning else [])
+    return Converted(text, metadata, [front.warning] if front.warning else [])
 
 
 def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:

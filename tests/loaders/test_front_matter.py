@@ -106,3 +106,21 @@ def test_offsets_with_crlf_and_bom_index_the_decoded_lf_text():
     text = GUIDE.decode() + "\n## More\n\nSecond section.\n"
     doc = load_bytes("deps.md", b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
     _assert_offsets_index_the_file(text, doc)
+
+
+def test_front_matter_of_lists_only_keeps_offsets_on_the_file():
+    text = "---\ninclude_yaml:\n  topic_repos: data/topic_repos.yml\n---\n\n# External Links\n\nMany posts.\n"
+    doc = load_bytes("links.md", text.encode())
+    assert "front_matter" not in doc.metadata and doc.text == text
+    chunks = chunk_document(doc)
+    assert chunks and all(text[c.start:c.end] == c.text for c in chunks if c.verbatim)
+    assert all("include_yaml" not in c.text for c in chunks)
+
+
+def test_front_matter_of_lists_alone_is_refused_with_a_message():
+    import pytest
+
+    from rag_core.errors import LoadError
+
+    with pytest.raises(LoadError, match="only YAML front matter"):
+        load_bytes("empty.md", b"---\nhide:\n  - navigation\n---\n\n")
