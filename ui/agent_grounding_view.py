@@ -43,6 +43,7 @@ def split_citations(result) -> tuple[list[str], list[str]]:
     """(chunk ids the answer cites or quotes, chunk ids attributed to it by word overlap) among the context's."""
     held = {h.chunk.id for h in result.context_hits}
     sources = list(getattr(result, "citation_sources", []) or [])
-    attributed = [s["chunk_id"] for s in sources if s.get("attributed") and s["chunk_id"] in held]
-    own = [c for c in result.citations if c in held and c not in attributed]
+    # Each id once, in first-cited order: an answer citing one chunk twice shows one chip.
+    attributed = list(dict.fromkeys(s["chunk_id"] for s in sources if s.get("attributed") and s["chunk_id"] in held))
+    own = list(dict.fromkeys(c for c in result.citations if c in held and c not in attributed))
     return own, attributed

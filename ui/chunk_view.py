@@ -108,8 +108,10 @@ def highlight_html(text: str, chunks: Sequence[Chunk], color_by: str = "chunk", 
         parts.append(f'<span class="{css_class}"{anchor} style="{style}" title="{title}">{segment}</span>')
     scroll = ""
     if marked_selected:
-        scroll = ("<script>const s=document.getElementById('selected-chunk');"
-                  "if(s){s.scrollIntoView({block:'center'});}</script>")
+        # A function scope: st.html runs every script in the page's one global scope, where a second drawing's
+        # top-level ``const s`` threw "Identifier 's' has already been declared".
+        scroll = ("<script>(function(){const s=document.getElementById('selected-chunk');"
+                  "if(s){s.scrollIntoView({block:'center'});}})();</script>")
     return (
         f'<div class="chunk-source" style="white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:13px;'
         f'line-height:1.5;max-height:{height_px}px;overflow-y:auto;padding:8px;border:1px solid #ddd;'

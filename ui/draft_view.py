@@ -5,6 +5,8 @@ sets as a question-set source; the bench's agreement figure beside a drafted set
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -36,31 +38,35 @@ def store() -> QuestionSetStore:
 
 
 def agreement_note(where=st) -> None:
-    """How far a drafted set can be trusted: Kendall's τ the bench measured, with the corpus it was measured on."""
+    """How far a drafted set can be trusted, in plain words: how closely its ranking of configurations agreed
+    with human-written questions where the bench measured it (no file paths, no statistics jargon)."""
     figure = load_agreement()
     if figure is None:
         where.caption("How far a drafted set ranks configurations like a human-written one has not been measured "
                       "here yet (`python -m bench drafted`).")
         return
     by_seed = figure.get("tau_by_seed") if isinstance(figure.get("tau_by_seed"), dict) else {}
-    spread = f" on average over {len(by_seed)} drafted sets ({', '.join(f'{v:.2f}' for v in by_seed.values())})" \
-        if len(by_seed) > 1 else ""
+    spread = f", averaged over {len(by_seed)} drafted sets" if len(by_seed) > 1 else ""
     where.info(md_inert(
-        f"Trust in a drafted set, measured: on the {figure['corpus']}, {figure.get('method', 'offline')} drafted "
-        f"sets of {figure.get('drafted', '?')} questions ranked {len(figure.get('configs', []))} configurations "
-        f"(chunk size × strategy × one-shot/agent) like the human-written set {figure.get('human_set', '')} with "
-        f"Kendall's τ = {figure['tau']:.2f}{spread} (1 = same order, 0 = unrelated). Measured "
-        f"{figure.get('measured', '')} with: {figure.get('command', 'python -m bench drafted')}.{_by_size(figure)} "
-        "On your documents it may differ."))
+        f"How far to trust a drafted set: on the {_without_paths(str(figure['corpus']))}, drafted sets of "
+        f"{figure.get('drafted', '?')} questions put {len(figure.get('configs', []))} configurations (chunk size × "
+        f"strategy × one-shot/agent) in much the same order as human-written questions did. Agreement "
+        f"{figure['tau']:.2f}{spread}, on a scale where 1 is the same order and 0 no relation (measured "
+        f"{figure.get('measured', '')}).{_by_size(figure)} On your documents it may differ."))
+
+
+def _without_paths(text: str) -> str:
+    """``text`` without file paths (``, ../shared/corpora/x``): a reader of the note has no use for them."""
+    return re.sub(r",?\s*\.{0,2}/[^\s,)]*", "", text).replace("()", "").strip()
 
 
 def _by_size(figure: dict) -> str:
-    """`` By set size: …`` when the bench measured several sizes (a small set ranks noisily), else ``""``."""
+    """`` Agreement by set size: …`` when the bench measured several sizes (a small set ranks noisily)."""
     sizes = [s for s in figure.get("by_size") or [] if isinstance(s, dict) and "drafted" in s and "tau" in s]
     if len(sizes) < 2:
         return ""
-    listed = ", ".join(f"{s['drafted']} questions τ = {float(s['tau']):.2f}" for s in sizes)
-    return (f" By set size: {listed}; a smaller drafted set ranks less reliably, so draft about "
+    listed = ", ".join(f"{s['drafted']} questions {float(s['tau']):.2f}" for s in sizes)
+    return (f" Agreement by set size: {listed}; a smaller drafted set ranks less reliably, so draft about "
             f"{sizes[-1]['drafted']} questions where your documents allow.")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag_core.chunking.ids import chunk_id
+from rag_core.loaders.front_matter import front_matter_chars
 from rag_core.tokens import get_encoding
 from rag_core.types import Chunk, Document
 
@@ -14,11 +15,13 @@ def fixed_chunks(doc: Document, max_tokens: int = 512, overlap: int = 50) -> lis
     if not 0 <= overlap < max_tokens:
         raise ValueError(f"overlap must be between 0 and max_tokens - 1 ({max_tokens - 1}), got {overlap}")
     text = doc.text
-    if not text.strip():
+    skip = front_matter_chars(doc)  # windows start after the front matter; offsets still index doc.text
+    if not text[skip:].strip():
         return []
     encoding = get_encoding()
-    token_ids = encoding.encode_ordinary(text)
+    token_ids = encoding.encode_ordinary(text[skip:])
     _, offsets = encoding.decode_with_offsets(token_ids)
+    offsets = [skip + offset for offset in offsets]
     offsets.append(len(text))
     params = f"fixed:{max_tokens}:{overlap}"
     chunks: list[Chunk] = []

@@ -16,6 +16,7 @@ from rag_core.chunking.code import source_blocks
 from rag_core.chunking.markdown_blocks import ParsedMarkdown, markdown_parser, parse_markdown
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.chunking.structure import size_limit
+from rag_core.loaders.front_matter import without_front_matter
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Document
 
@@ -102,7 +103,7 @@ class _Linter:
             self.tables = []
             self.headings: list[tuple[int, int, int]] = []
         else:
-            self.parsed = parse_markdown(doc.text)
+            self.parsed = parse_markdown(without_front_matter(doc))
             self.code = _Spans([])
             self.fences = _Spans(self.parsed.fences, doc.text)
             self.tables = sorted(self.parsed.tables, key=lambda t: t.start)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from rag_core.chunking.code import source_blocks
 from rag_core.chunking.markdown_blocks import Block, markdown_block_tokens, parse_markdown
+from rag_core.loaders.front_matter import without_front_matter
 from rag_core.tokens import count_tokens
 from rag_core.types import Document
 
@@ -53,7 +54,7 @@ class ParsedDocument:
 def parse_blocks(doc: Document) -> ParsedDocument:
     """The blocks of ``doc``: Markdown-like documents via markdown-it, source code (``doc_type == "code"``) at
     top-level definitions."""
-    parsed = ParsedDocument(doc, doc.text)
+    parsed = ParsedDocument(doc, without_front_matter(doc))
     if doc.doc_type == "code":
         _source(parsed)
     else:

@@ -74,3 +74,19 @@ def split_front_matter(name: str, text: str) -> FrontMatter:
         if scalar is not None:
             metadata[str(key)[:200]] = scalar
     return FrontMatter(text[match.end():].lstrip("\n"), metadata)
+
+
+def front_matter_chars(doc: Any) -> int:
+    """How many leading characters of ``doc.text`` are its YAML front matter (0 when none, or a stored document
+    from before the front matter stayed in the text)."""
+    value = (getattr(doc, "metadata", None) or {}).get("front_matter_chars", 0)
+    return value if isinstance(value, int) and 0 <= value <= len(doc.text) else 0
+
+
+def without_front_matter(doc: Any) -> str:
+    """``doc.text`` with its front matter blanked (newlines kept, other characters spaces): what the chunker and
+    the linter parse, so every offset still indexes ``doc.text``, the file as uploaded."""
+    skip = front_matter_chars(doc)
+    if not skip:
+        return doc.text
+    return re.sub(r"[^\n]", " ", doc.text[:skip]) + doc.text[skip:]

@@ -99,17 +99,23 @@ def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
 
 
 def _markdown(name: str, text: str) -> Converted:
-    """Markdown without its YAML front matter, which becomes metadata (its scalar values, ``title`` included)."""
+    """Markdown whose YAML front matter becomes metadata (its scalar values, ``title`` included).
+
+    The text keeps the front matter, so chunk offsets index the file as uploaded; ``front_matter_chars`` says how
+    much of it the chunker skips (``without_front_matter``).
+    """
     front = split_front_matter(name, text)
     metadata: dict = {}
+    if len(front.text) < len(text):  # a block was taken, even one with only lists or mappings in it
+        metadata["front_matter_chars"] = len(text) - len(front.text)
     if front.metadata:
         metadata["front_matter"] = front.metadata
         title = front.metadata.get("title")
         if isinstance(title, str | int | float) and not isinstance(title, bool) and str(title).strip():
             metadata["title"] = str(title).strip()
-    if not front.text.strip() and front.metadata:
+    if not front.text.strip() and len(front.text) < len(text):
         raise LoadError(f"{name}: holds only YAML front matter, no text to index.")
-    return Converted(front.text, metadata, [front.warning] if front.warning else [])
+    return Converted(text, metadata, [front.warning] if front.warning else [])
 
 
 def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:
@@ -161,7 +167,7 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
             converted = _markdown(name, text)
         else:
             converted = Converted(text)
-    check_headings(name, converted.text, _settings().max_headings)
+    check_headings(name, converted.text[converted.metadata.get("front_matter_chars", 0):], _settings().max_headings)
     metadata.update(converted.metadata)
     warnings.extend(converted.warnings)
     if not converted.text.strip():

@@ -78,7 +78,7 @@ def runner_for_page():
 def test_draft_review_save_and_run_a_drafted_set(docs, data_dir, figure):
     at = _app().run()
     assert not at.exception
-    assert any("Kendall's τ = 0.71 on average over 2 drafted sets (0.66, 0.76)" in i.value.replace("\\", "")
+    assert any("Agreement 0.71, averaged over 2 drafted sets" in i.value.replace("\\", "")
                and "FastAPI docs" in i.value for i in at.info)  # on the draft tab
     key = _draft(at)
     assert key and any(m.value.startswith("**Drafted 8 questions**") for m in at.markdown)
@@ -114,10 +114,10 @@ def test_draft_review_save_and_run_a_drafted_set(docs, data_dir, figure):
     runs = ResultsStore(data_dir).list()
     assert len(runs) == 1 and runs[0]["question_set"] == "my-set"
     # beside the drafted set's results: the agreement figure, with the corpus it was measured on
-    notes = [i.value for i in at.info if "Kendall's τ = 0.71" in i.value]
+    notes = [i.value.replace("\\", "") for i in at.info if "Agreement 0.71" in i.value.replace("\\", "")]
     assert len(notes) == 2  # the draft tab and the results tab
     # and how it depends on the set's size, measured: the draft tab's default is the size that agreed
-    assert "By set size: 50 questions τ = 0.52, 150 questions τ = 0.71" in notes[0]
+    assert "Agreement by set size: 50 questions 0.52, 150 questions 0.71" in notes[0]
     assert "draft about 150 questions" in notes[0]
 
 
@@ -262,3 +262,14 @@ def test_evidence_chunk_is_the_smallest_chunk_holding_the_span_whitespace_collap
     assert draft_view.evidence_chunk(chunks, "A job is retried up to `retry_limit`\ntimes.") is paragraph
     assert draft_view.evidence_chunk(chunks, "Then it fails.") is other
     assert draft_view.evidence_chunk(chunks, "Nowhere in these chunks.") is None
+
+
+def test_trust_note_speaks_plainly_without_paths_or_jargon(docs, data_dir, figure):
+    data = json.loads(figure.read_text())
+    corpus = "FastAPI docs (155 Markdown files, ../shared/corpora/fastapi_docs)"
+    figure.write_text(json.dumps({**data, "corpus": corpus}))
+    at = _app().run()
+    assert not at.exception
+    note = next(i.value.replace("\\", "") for i in at.info if "drafted set" in i.value)
+    assert "FastAPI docs (155 Markdown files)" in note and "human-written questions" in note
+    assert "../" not in note and "shared/corpora" not in note and "Kendall" not in note and "τ" not in note

@@ -105,3 +105,16 @@ def test_chunk_and_ingest_default_the_same_overlap_for_a_small_max_tokens():
     assert chunked.overlap == _chunking(64).overlap == 16
     assert ChunkingConfig.default_overlap("structure") == 32 and ChunkingConfig.default_overlap("fixed") == 50
     assert ChunkingConfig.default_overlap("fixed", 512) == 50 and ChunkingConfig.default_overlap("structure", 100) == 25
+
+
+def test_chunk_json_offsets_index_a_file_with_front_matter(tmp_path, capsys):
+    text = "---\ntitle: Auth guide\nowner: platform\n---\n\n" + GUIDE
+    path = write(tmp_path, "guide.md", text)
+    for strategy in ("structure", "fixed"):
+        assert main(["chunk", str(path), "--strategy", strategy, "--max-tokens", "32", "--overlap", "4",
+                     "--json"]) == 0
+        records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert records and all("title:" not in r["text"] for r in records)
+        for r in records:
+            assert r["verbatim"] == (text[r["start"] : r["end"]] == r["text"])
+        assert sum(r["verbatim"] for r in records) >= len(records) - 1  # only the re-headed table row is not

@@ -19,7 +19,8 @@ GUIDE = (b"---\n"
 
 def test_front_matter_becomes_metadata_and_no_chunk_carries_it():
     doc = load_bytes("guides/deps.md", GUIDE)
-    assert doc.text == "# Git dependencies\n\nAdd a dependency from a git repository with `pkg add --git URL`.\n"
+    assert doc.text == GUIDE.decode()  # the file as uploaded: offsets index it
+    assert doc.text[doc.metadata["front_matter_chars"]:].startswith("# Git dependencies\n")
     assert doc.metadata["title"] == "Dependencies"
     assert doc.metadata["front_matter"] == {"title": "Dependencies",
                                             "description": "Adding packages from a registry or git.",
@@ -76,3 +77,50 @@ def test_deeply_nested_yaml_does_not_crash():
     body = "key: " + "[" * 5000 + "]" * 5000 + "\n"
     doc = load_bytes("deep.md", f"---\n{body}---\n\n# Title\n\ntext\n".encode())
     assert "# Title" in doc.text
+
+
+def _assert_offsets_index_the_file(file_text: str, doc, config=None) -> None:
+    from rag_core.chunking.fixed import fixed_chunks
+
+    assert doc.text == file_text
+    chunks = chunk_document(doc, config) + fixed_chunks(doc, max_tokens=8, overlap=2)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        if chunk.verbatim:
+            assert file_text[chunk.start:chunk.end] == chunk.text, chunk
+        assert chunk.start >= doc.metadata["front_matter_chars"]
+        assert "title:" not in chunk.text
+
+
+def test_offsets_index_the_file_with_front_matter():
+    from rag_core.config import ChunkingConfig
+
+    text = GUIDE.decode() + "\n## Lists\n\n- one\n- two\n\n```sh\npkg add --git URL\n```\n"
+    doc = load_bytes("deps.md", text.encode())
+    _assert_offsets_index_the_file(text, doc)
+    _assert_offsets_index_the_file(text, doc, ChunkingConfig(max_tokens=32, overlap=0))
+
+
+def test_offsets_with_crlf_and_bom_index_the_decoded_lf_text():
+    """The loader drops a BOM and turns CRLF into LF; offsets index that text (front matter included)."""
+    text = GUIDE.decode() + "\n## More\n\nSecond section.\n"
+    doc = load_bytes("deps.md", b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    _assert_offsets_index_the_file(text, doc)
+
+
+def test_front_matter_of_lists_only_keeps_offsets_on_the_file():
+    text = "---\ninclude_yaml:\n  topic_repos: data/topic_repos.yml\n---\n\n# External Links\n\nMany posts.\n"
+    doc = load_bytes("links.md", text.encode())
+    assert "front_matter" not in doc.metadata and doc.text == text
+    chunks = chunk_document(doc)
+    assert chunks and all(text[c.start:c.end] == c.text for c in chunks if c.verbatim)
+    assert all("include_yaml" not in c.text for c in chunks)
+
+
+def test_front_matter_of_lists_alone_is_refused_with_a_message():
+    import pytest
+
+    from rag_core.errors import LoadError
+
+    with pytest.raises(LoadError, match="only YAML front matter"):
+        load_bytes("empty.md", b"---\nhide:\n  - navigation\n---\n\n")
