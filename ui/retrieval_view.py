@@ -85,7 +85,7 @@ def iterations_frame(result) -> pd.DataFrame:
 
 
 def why_not(retriever, result, engineer: bool = False) -> None:
-    from rag_core.retrieval.diagnose import explain_missing, find_chunks
+    from rag_core.retrieval.diagnose import LISTS, explain_missing, find_chunks
 
     st.subheader("Why not retrieved?")
     needle = st.text_input("Find the chunk you expected (text or heading)", key="lab_why_text")
@@ -101,8 +101,12 @@ def why_not(retriever, result, engineer: bool = False) -> None:
         return
     (st.success if why.removed_by is None else st.warning)(md_inert(why.verdict))
     scope = "last pass's filters" if why.scope == "filtered" else "whole index"
+    # The last row is the search's own rank, the number the verdict above says (fused, for hybrid).
+    searched = "fused" if why.strategy == "hybrid" else f"{why.strategy} (this search)"
     ranks = [{"retriever": name, f"rank ({scope})": why.ranks.get(name), "raw score": why.scores.get(name),
-              "RRF contribution": why.rrf_contributions.get(name)} for name in ("vector", "keyword", "fused")]
+              "RRF contribution": why.rrf_contributions.get(name)} for name in LISTS]
+    ranks.append({"retriever": searched, f"rank ({scope})": why.rank, "raw score": why.scores.get("fused")
+                  if why.strategy == "hybrid" else None, "RRF contribution": None})
     if not engineer:  # raw scores and the fusion's arithmetic are engineer details
         ranks = [{k: v for k, v in row.items() if k in ("retriever", f"rank ({scope})")} for row in ranks]
     st.dataframe(pd.DataFrame(ranks), hide_index=True)

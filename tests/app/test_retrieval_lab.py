@@ -213,3 +213,36 @@ def test_section_weight_knob_turns_section_ranking_off_and_on(indexed):
     next(s for s in at.slider if s.label.startswith("Section weight")).set_value(0.0).run()
     assert not at.exception
     assert at.session_state["active_config"].retrieval.section_weight == 0.0
+
+
+
+@pytest.fixture
+def many_parts(data_dir):
+    """One document of 30 similar sections: most of its paragraphs rank below the last pass's k."""
+    text = "# Limits\n\n" + "\n\n".join(f"## Part {i}\n\nThe timeout setting number {i} changes how the retry "
+                                         f"limit {i} behaves under load." for i in range(30))
+    open_index(HASH_CONFIG).ingest([load_bytes("limits.md", text.encode())])
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "keyword"])
+def test_why_not_verdict_and_ranks_table_say_one_rank(many_parts, strategy):
+    """Issue 35.5: the verdict said "rank 7 under hybrid; kept top 3" while the table beside it said fused rank 1."""
+    import re
+
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select(strategy).run()
+    _search(at, "timeout setting retry limit")
+    at.text_input(key="lab_why_text").input("setting number").run()
+    row = "fused" if strategy == "hybrid" else f"{strategy} (this search)"  # the search's own rank
+    compared = 0
+    for index in range(len(at.selectbox(key="lab_why_chunk").options)):
+        at.selectbox(key="lab_why_chunk").select_index(index).run()
+        assert not at.exception
+        verdict = (list(at.warning) + list(at.success))[0].value
+        said = re.match(rf"removed by rank: rank (\d+) under {strategy}", verdict)
+        if said:
+            compared += 1
+            table = at.dataframe[-2].value.set_index("retriever")["rank (last pass's filters)"]
+            assert table[row] == int(said.group(1)), (index, said.group(0), table.to_dict())
+    assert compared >= 3
