@@ -15,6 +15,7 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name
 FAVICON = Path(__file__).parent / "ui" / "assets" / "favicon.svg"
 st.set_page_config(page_title="Agentic RAG Studio", page_icon=str(FAVICON), layout="wide")
 
+from ui.explorer_link import drop_params  # noqa: E402
 from ui.jobs import sidebar_jobs  # noqa: E402
 from ui.router import routing  # noqa: E402
 from ui.state import PAGES, config_badge  # noqa: E402  (after set_page_config)
@@ -33,6 +34,8 @@ navigation = st.navigation(
         ],
     }
 )
+if navigation.url_path != "chunk_explorer":  # the explorer link's parameters belong to its URL only
+    drop_params()
 st.sidebar.markdown("### :material/explore: Agentic RAG Studio")
 badge = st.sidebar.container()
 try:

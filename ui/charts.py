@@ -74,7 +74,22 @@ def tokens_vs_recall(run: EvalRun, metric: str = "recall@5", labels: Labels = No
                         title=f"context tokens vs {metric} (up-left is better)")
     figure.update_traces(marker={"size": 13})
     figure.update_layout(**_LAYOUT, yaxis_range=[0, 1.1])
+    integer_axis(figure, frame["context tokens"])
     return figure
+
+
+def integer_axis(figure: go.Figure, values, axis: str = "x") -> None:
+    """Integer ticks in one format (``2,215``) on an axis of a counted quantity: Plotly put ``2,214.5`` beside
+    ``2215`` when the values were close together."""
+    numbers = [float(v) for v in values if v is not None]
+    span = (max(numbers) - min(numbers)) if numbers else 0.0
+    update: dict[str, Any] = {"tickformat": ",d", "hoverformat": ",.0f"}
+    if span < 8:  # Plotly would step by halves or tenths here; whole tokens, one tick each
+        update.update(tickmode="linear", dtick=1)
+    if axis == "x":
+        figure.update_xaxes(**update)
+    else:
+        figure.update_yaxes(**update)
 
 
 def questions_table(run: EvalRun, metric: str = "hit@5", labels: Labels = None) -> pd.DataFrame:

@@ -59,6 +59,17 @@ def from_params(params) -> ChunkLink | None:
     return ChunkLink(doc_id, chunk_id or None, chunking)
 
 
+LINK_PARAMS = ("doc", "chunk", "strategy", "max_tokens", "overlap")
+
+
+def drop_params() -> None:
+    """Take the Chunk Explorer's link out of the URL of any other page (Back to the Playground left
+    ``?doc=…&chunk=…`` on its URL)."""
+    for name in LINK_PARAMS:
+        if name in st.query_params:
+            del st.query_params[name]
+
+
 def index_chunking(chunk_id: str) -> ChunkingConfig | None:
     """The chunking of the index that holds ``chunk_id`` (the one answers and searches read), or None."""
     try:

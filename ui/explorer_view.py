@@ -141,7 +141,8 @@ def render_integrity(report: dict, max_tokens: int) -> None:
     """The lint report: violations, checks and the flagged oversized atomic blocks."""
     columns = st.columns(4)
     columns[0].metric("Violations", report["total"])
-    columns[1].metric("Chunks checked", report["chunks"])
+    columns[1].metric("Chunks checked (all granularities)", report["chunks"],
+                      help="Every chunk of every granularity is checked; the Source view counts one granularity.")
     columns[2].metric("Oversized atomic (flagged)", report["oversized_atomic"])
     columns[3].metric("Max tokens", max_tokens)
     st.dataframe([{"check": k, "count": n} for k, n in report["counts"].items()], hide_index=True)
