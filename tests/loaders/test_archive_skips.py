@@ -1,0 +1,35 @@
+"""Issue 35 item 7: every ZIP member left out is named with its reason (none dropped silently)."""
+
+import io
+import zipfile
+
+from rag_core.loaders.archives import expand_zip, skipped_members
+
+
+def _zip(names: list[str]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n in names:
+            z.writestr(n, "# Title\n\nSome text.\n")
+    return buf.getvalue()
+
+
+def test_every_left_out_member_is_named_with_a_reason():
+    names = ["docs/guide.md", ".vitepress/config.ts", "_headers", "_redirects", "talk.mp3", "design.fig",
+             "../escape.md", ".env", "node_modules/x/readme.md"]
+    data = _zip(names)
+    members, _ = expand_zip("site.zip", data)
+    skipped = dict(skipped_members(data))
+    kept = {m for m, _ in members}
+    assert kept | set(skipped) == set(names)  # nothing vanishes: loaded or named
+    assert not kept & set(skipped)
+    assert skipped["../escape.md"] == "refused: its path escapes the archive"
+    assert "hidden folder .vitepress/" in skipped[".vitepress/config.ts"]
+    assert "unsupported type (.mp3)" in skipped["talk.mp3"]
+    assert "unsupported type (.fig)" in skipped["design.fig"]
+    assert "unsupported type" in skipped["_headers"]
+    assert "node_modules/" in skipped["node_modules/x/readme.md"]
+
+
+def test_corrupt_archive_has_no_skips_to_name():
+    assert skipped_members(b"PK\x03\x04 not a zip") == []
