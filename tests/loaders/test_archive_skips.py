@@ -33,3 +33,17 @@ def test_every_left_out_member_is_named_with_a_reason():
 
 def test_corrupt_archive_has_no_skips_to_name():
     assert skipped_members(b"PK\x03\x04 not a zip") == []
+
+
+def test_add_files_reports_the_skipped_members(tmp_path):
+    from rag_core.loaders.document_store import DocumentStore, add_files
+    from ui.documents_view import report_added
+
+    report = add_files(DocumentStore(tmp_path), [("site.zip", _zip(["guide.md", "../escape.md", "talk.mp3"]))])
+    assert [d.name for d in report.added] == ["guide.md"]
+    assert dict(report.skipped_files) == {"../escape.md": "refused: its path escapes the archive",
+                                          "talk.mp3": "skipped: unsupported type (.mp3)"}
+    messages: list = []
+    report_added(report, messages)
+    text = " ".join(m for _, m in messages)
+    assert "2 file(s) of the archive skipped" in text and r"\.\./escape\.md (refused" in text and r"talk\.mp3" in text
