@@ -56,8 +56,11 @@ def skip_reason(member: str) -> str | None:
     return f"skipped: unsupported type ({ext or 'no extension'})"
 
 
-def skipped_members(data: bytes) -> list[tuple[str, str]]:
-    """Every member of ZIP ``data`` that ``expand_zip`` leaves out, as ``(path, reason)`` in archive order."""
+def skipped_members(data: bytes, max_members: int | None = None) -> list[tuple[str, str]]:
+    """Every member of ZIP ``data`` that ``expand_zip`` leaves out, as ``(path, reason)`` in archive order
+    (none for an archive refused as a whole: over ``max_members`` files, checked before zipfile parses it)."""
+    if entries_at_most(data) > (max_upload_files() if max_members is None else max_members):
+        return []
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = [i.filename for i in archive.infolist() if not i.is_dir()]

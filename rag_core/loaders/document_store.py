@@ -380,7 +380,7 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
     docs += member_docs
     report = AddReport(errors=[*archive_errors, *errors, *member_errors],
-                       skipped_files=[s for a in archives for s in skipped_members(bytes(a[1]))])
+                       skipped_files=[s for a in archives for s in skipped_members(bytes(a[1]), limit)])
     if refused:
         report.errors.append(_over_file_limit(refused, limit, len(plain) + len(members) + len(refused)))
     if not replace_same_name:
