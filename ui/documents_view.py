@@ -97,6 +97,9 @@ def report_added(report, messages: list) -> None:
         if docs:
             names = ", ".join(md_escape(d.name) for d in docs)
             messages.append((kind, what.format(n=len(docs), names=names)))
+    if report.skipped_files:
+        listed = "; ".join(f"{md_escape(path)} ({reason})" for path, reason in report.skipped_files)
+        messages.append(("info", f"{len(report.skipped_files)} file(s) of the archive skipped: {listed}."))
 
 
 def load_and_index(index, items, what: str, keep_folders: bool = False, already: str = "Already indexed") -> None:

@@ -71,10 +71,14 @@ def run(args: argparse.Namespace) -> int:
     # Resolve the paths before opening (and so creating) the collection: a run that has nothing to ingest must
     # not leave an empty collection pinned to an embedder behind. A missing path is reported, the others go on.
     files: list[dict] = []
+    skipped: list[dict] = []  # files found in a folder but not loaded, each with its reason
     named: list[tuple[dict, Path, str]] = []
     for raw in args.paths:
         try:
             found = iter_named_paths([raw])
+            wanted = {p for p, _ in found}
+            skipped += [{"path": str(p), "reason": f"skipped: unsupported type ({p.suffix or 'no extension'})"}
+                        for p, _ in iter_named_paths([raw], supported_only=False) if p not in wanted]
         except LoadError as e:
             files.append({"path": str(raw), "name": Path(raw).name, "status": "error", "doc_id": None, "chunks": {},
                           "error": str(e)})
@@ -137,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         "chunks_per_s": round(sum(report.chunks.values()) / seconds, 1) if seconds else 0.0,
     }
     if args.json:
-        print_json({"collection": args.collection, "embedder": index.embedder.id, "files": files, "totals": totals})
+        print_json({"collection": args.collection, "embedder": index.embedder.id, "files": files, "totals": totals,
+                    "skipped": skipped})
     else:
         chunks = ", ".join(f"{n} {g}" for g, n in report.chunks.items()) or "no new chunks"
         print(f"{args.collection}: {totals['indexed']} indexed, {totals['unchanged']} unchanged, {errors} failed; "

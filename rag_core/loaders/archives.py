@@ -38,6 +38,37 @@ def _wanted(member: str) -> bool:
     return extension(name) in SUPPORTED_EXTENSIONS or (extension(name) == "" and name.lower() in CODE_FILENAMES)
 
 
+def skip_reason(member: str) -> str | None:
+    """Why archive member ``member`` is not loaded (None: it is), so a skipped file can be named with its reason."""
+    path = member.replace("\\", "/")
+    parts = PurePosixPath(path).parts
+    if path.startswith("/") or ".." in parts:
+        return "refused: its path escapes the archive"
+    for p in parts[:-1]:
+        if p.startswith(".") or p.lower() in _SKIPPED_PARTS:
+            return f"skipped: inside the tool or hidden folder {p}/"
+    name = parts[-1] if parts else ""
+    if name.startswith("."):
+        return "skipped: a hidden file"
+    if _wanted(path):
+        return None
+    ext = extension(name)
+    return f"skipped: unsupported type ({ext or 'no extension'})"
+
+
+def skipped_members(data: bytes, max_members: int | None = None) -> list[tuple[str, str]]:
+    """Every member of ZIP ``data`` that ``expand_zip`` leaves out, as ``(path, reason)`` in archive order
+    (none for an archive refused as a whole: over ``max_members`` files, checked before zipfile parses it)."""
+    if entries_at_most(data) > (max_upload_files() if max_members is None else max_members):
+        return []
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [i.filename for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return []
+    return [(n, r) for n in names if (r := skip_reason(n)) is not None]
+
+
 def max_upload_files() -> int:
     """Files one upload may hold (``RAG_MAX_UPLOAD_FILES``): a folder, a pick of files, or a ZIP's members."""
     return get_settings().max_upload_files

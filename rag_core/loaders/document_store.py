@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
-from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files
+from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files, skipped_members
 from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
 from rag_core.types import DocType, Document, Progress
 
@@ -298,13 +298,15 @@ class AddReport:
     skipped: list[Document] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (ZIP member, why it was left out)
 
     @property
     def documents(self) -> list[Document]:
         return self.added + self.existing
 
     def merge(self, other: AddReport) -> AddReport:
-        for name in ("added", "existing", "replaced", "renamed", "skipped", "conflicts", "errors"):
+        for name in ("added", "existing", "replaced", "renamed", "skipped", "conflicts", "errors",
+                     "skipped_files"):
             getattr(self, name).extend(getattr(other, name))
         return self
 
@@ -377,7 +379,8 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     docs, errors = load_many(plain, max_bytes=max_bytes, progress=progress, keep_folders=keep_folders)
     member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
     docs += member_docs
-    report = AddReport(errors=[*archive_errors, *errors, *member_errors])
+    report = AddReport(errors=[*archive_errors, *errors, *member_errors],
+                       skipped_files=[s for a in archives for s in skipped_members(bytes(a[1]), limit)])
     if refused:
         report.errors.append(_over_file_limit(refused, limit, len(plain) + len(members) + len(refused)))
     if not replace_same_name:

@@ -96,3 +96,14 @@ def test_missing_paths_do_not_create_the_collection(tmp_path, capsys):
     doc.write_text("# Alpha\n\nAlpha widgets.\n")
     # The failed run did not pin the collection to minilm: another embedder is accepted.
     assert main(["ingest", str(doc), "--collection", "cli-none", "--embedder", "hash"]) == 0
+
+
+def test_json_names_the_folder_files_it_skips(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nText about apples.\n")
+    (folder / "talk.mp3").write_bytes(b"ID3 not a document")
+    code, out = run_json(capsys, str(folder), "--collection", "cli-skips", "--embedder", "hash")
+    assert code == 0
+    assert out["skipped"] == [{"path": str(folder / "talk.mp3"), "reason": "skipped: unsupported type (.mp3)"}]
+    assert [row["name"] for row in out["files"]] == ["a.md"]
