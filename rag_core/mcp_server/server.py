@@ -27,6 +27,12 @@ def mcp_tools() -> list[types.Tool]:
                        input_schema=by_name[name]["parameters"]) for name in TOOL_ARGS if name in MCP_NAMES]
 
 
+def openai_tools() -> list[dict]:
+    """The served tools as OpenAI function-calling definitions (their MCP names)."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.input_schema}} for t in mcp_tools()]
+
+
 class Backend:
     """Opens the collection and a retriever for the served configuration, re-read on every call."""
 
@@ -101,3 +107,49 @@ async def serve_stdio(backend: Backend) -> None:
     server = build_server(backend)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None):
+    """The streamable-HTTP app: Host/Origin checks (DNS rebinding) always on; a bearer token when ``token``."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if host not in LOCAL_HOSTS and not token:
+        raise ValueError(f"binding {host} needs a bearer token: set RAG_MCP_TOKEN")
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"] + ([f"{host}:*"] if host not in LOCAL_HOSTS else [])
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+    app = build_server(backend).streamable_http_app(transport_security=security, host=host)
+    if token:
+        app.add_middleware(_BearerMiddleware, token=token)
+    return app
+
+
+class _BearerMiddleware:
+    """Refuses a request without ``Authorization: Bearer <token>`` (constant-time compare)."""
+
+    def __init__(self, app, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope, receive, send):
+        import hmac
+
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            if not hmac.compare_digest(given, f"Bearer {self.token}"):
+                from starlette.responses import PlainTextResponse
+
+                await PlainTextResponse("missing or wrong bearer token", status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(backend: Backend, host: str, port: int, token: str | None) -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(backend, host, port, token), host=host, port=port, log_level="warning")
