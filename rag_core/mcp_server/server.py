@@ -64,7 +64,21 @@ class Backend:
             self._key = key
         return self._toolbox
 
-    def call(self, name: str, arguments: dict | None) -> types.CallToolResult:
+    def call(self, name: str, arguments: dict | None, client: str = "unknown") -> types.CallToolResult:
+        import time
+
+        from rag_core.config import get_settings
+        from rag_core.mcp_server.calllog import record
+
+        start = time.perf_counter()
+        result = self._call(name, arguments)
+        ids = [c["chunk_id"] for c in (result.structured_content or {}).get("chunks", [])]
+        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {}, chunk_ids=ids,
+               latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
+               error=result.content[0].text if result.is_error else None)
+        return result
+
+    def _call(self, name: str, arguments: dict | None) -> types.CallToolResult:
         agent_name = AGENT_NAMES.get(name)
         if agent_name is None:
             return _error(f"unknown tool {name!r}; tools: {', '.join(MCP_NAMES.values())}")
@@ -85,6 +99,14 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def _client(ctx) -> str:
+    """The client's name from its initialize request, when the session kept it."""
+    try:
+        return str(ctx.session.client_params.client_info.name)
+    except AttributeError:
+        return "unknown"
+
+
 def build_server(backend: Backend) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
@@ -92,7 +114,7 @@ def build_server(backend: Backend) -> Server:
     async def call_tool(ctx, params) -> types.CallToolResult:
         try:
             with anyio.fail_after(CALL_TIMEOUT_S):
-                return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments)
+                return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments, _client(ctx))
         except TimeoutError:
             return _error(f"{params.name} took longer than {CALL_TIMEOUT_S:.0f} s")
         except Exception as e:  # noqa: BLE001 - a client gets a tool error, never a traceback

@@ -70,3 +70,14 @@ def test_stdio_bad_arguments_are_tool_errors(collection):
         assert "Traceback" not in text
     assert "max_results" in results[1].content[0].text
     assert "unknown tool" in results[-1].content[0].text
+
+
+def test_stdio_calls_are_logged(collection, data_dir):
+    from rag_core.mcp_server.calllog import read_calls
+
+    calls = [("search_documents", {"query": "rotate the API key", "max_results": 2}), ("zoom_out", {"chunk_id": "x"})]
+    _, (search, _bad) = anyio.run(_session_calls, collection, calls)
+    logged = read_calls(data_dir)
+    assert [c["tool"] for c in logged] == ["search_documents", "zoom_out"]
+    assert logged[0]["chunk_ids"] == [c["chunk_id"] for c in search.structured_content["chunks"]]
+    assert logged[0]["ok"] and not logged[1]["ok"] and logged[0]["latency_ms"] > 0
