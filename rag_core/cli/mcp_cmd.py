@@ -1,0 +1,51 @@
+"""``python -m rag_core serve-mcp --collection NAME [--config SAVED] [--http [--host H] [--port N]]``: the
+retrieval tools over MCP (stdio by default, streamable HTTP with ``--http``; a non-local host needs
+``RAG_MCP_TOKEN``), and ``python -m rag_core tools --json``: the same tools as OpenAI function definitions."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("serve-mcp", help="serve the retrieval tools to MCP clients (stdio or HTTP)")
+    parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
+    parser.add_argument("--config", metavar="NAME", help="saved configuration to serve (default: the active one)")
+    parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1; any other needs "
+                                                            "RAG_MCP_TOKEN)")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    parser.set_defaults(func=run)
+    tools = subparsers.add_parser("tools", help="the served tools as OpenAI function-calling definitions")
+    tools.add_argument("--json", action="store_true", help="print one JSON list")
+    tools.set_defaults(func=run_tools)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    import anyio
+
+    from rag_core.mcp_server.server import Backend, serve_http, serve_stdio
+
+    backend = Backend(args.collection, args.config)
+    if args.http:
+        if not 1 <= args.port <= 65535:
+            raise ValueError(f"--port must be between 1 and 65535 (got {args.port})")
+        serve_http(backend, args.host, args.port, os.environ.get("RAG_MCP_TOKEN") or None)
+    else:
+        anyio.run(serve_stdio, backend)
+    return 0
+
+
+def run_tools(args: argparse.Namespace) -> int:
+    from rag_core.cli import print_json
+    from rag_core.mcp_server.server import openai_tools
+
+    tools = openai_tools()
+    if args.json:
+        print_json(tools)
+    else:
+        for tool in tools:
+            print(f"{tool['function']['name']}: {tool['function']['description']}")
+    return 0

@@ -1,0 +1,177 @@
+"""An MCP server (official ``mcp`` SDK, low-level ``Server``) whose tools are the agent's own (agent/tools.py).
+
+The low-level server is used rather than ``MCPServer`` decorators so that names, descriptions and JSON schemas
+come from ``TOOL_ARGS`` unchanged (one source of truth). Every call runs through ``ToolBox.execute``, which
+validates the arguments and never raises for bad input; the result text keeps the untrusted-document wrapping.
+"""
+
+from __future__ import annotations
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel.server import Server
+
+from rag_core.agent.tools import TOOL_ARGS, ToolBox, tool_definitions
+
+# MCP name of each agent tool served ("done" is the agent's own ending, not a retrieval tool).
+MCP_NAMES = {"search": "search_documents", "list_documents": "list_documents", "list_sections": "list_sections",
+             "read_section": "read_section", "zoom_in": "zoom_in", "zoom_out": "zoom_out"}
+AGENT_NAMES = {mcp: agent for agent, mcp in MCP_NAMES.items()}
+CALL_TIMEOUT_S = 30.0
+
+
+def mcp_tools() -> list[types.Tool]:
+    """The served tools, named, described and typed by the agent's tool definitions."""
+    by_name = {d["function"]["name"]: d["function"] for d in tool_definitions()}
+    return [types.Tool(name=MCP_NAMES[name], description=by_name[name]["description"],
+                       input_schema=by_name[name]["parameters"]) for name in TOOL_ARGS if name in MCP_NAMES]
+
+
+def openai_tools() -> list[dict]:
+    """The served tools as OpenAI function-calling definitions (their MCP names)."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.input_schema}} for t in mcp_tools()]
+
+
+class Backend:
+    """Opens the collection and a retriever for the served configuration, re-read on every call."""
+
+    def __init__(self, collection: str, config_name: str | None = None) -> None:
+        self.collection = collection
+        self.config_name = config_name
+        self._key = None
+        self._toolbox: ToolBox | None = None
+
+    def _retrieval_config(self, settings):
+        if self.config_name:
+            from rag_core.cli.config_cmd import saved_config
+
+            return saved_config(self.config_name).retrieval
+        from rag_core.activestate import active_config
+
+        return active_config(settings).retrieval
+
+    def toolbox(self) -> ToolBox:
+        from rag_core.config import get_settings
+        from rag_core.services import open_collection, open_retriever
+
+        settings = get_settings()
+        retrieval = self._retrieval_config(settings)
+        key = retrieval.model_dump_json()
+        if self._toolbox is None or key != self._key:
+            index = open_collection(self.collection, settings)
+            self._toolbox = ToolBox(index, open_retriever(index, retrieval, settings))
+            self._key = key
+        return self._toolbox
+
+    def call(self, name: str, arguments: dict | None, client: str = "unknown") -> types.CallToolResult:
+        import time
+
+        from rag_core.config import get_settings
+        from rag_core.mcp_server.calllog import record
+
+        start = time.perf_counter()
+        result = self._call(name, arguments)
+        ids = [c["chunk_id"] for c in (result.structured_content or {}).get("chunks", [])]
+        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {}, chunk_ids=ids,
+               latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
+               error=result.content[0].text if result.is_error else None)
+        return result
+
+    def _call(self, name: str, arguments: dict | None) -> types.CallToolResult:
+        agent_name = AGENT_NAMES.get(name)
+        if agent_name is None:
+            return _error(f"unknown tool {name!r}; tools: {', '.join(MCP_NAMES.values())}")
+        toolbox = self.toolbox()
+        outcome = toolbox.execute(agent_name, arguments or {})
+        if not outcome.ok:
+            return _error(outcome.error or "the tool failed")
+        structured = {"chunks": [{"chunk_id": c.id, "doc_id": c.doc_id, "heading_path": list(c.heading_path),
+                                  "granularity": c.granularity, "tokens": c.tokens} for c in outcome.chunks]}
+        if outcome.hits:
+            structured["chunks"] = [{**row, "score": round(h.confidence, 4)}
+                                    for row, h in zip(structured["chunks"], outcome.hits, strict=True)]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.observation)],
+                                    structured_content=structured)
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def _client(ctx) -> str:
+    """The client's name from its initialize request, when the session kept it."""
+    try:
+        return str(ctx.session.client_params.client_info.name)
+    except AttributeError:
+        return "unknown"
+
+
+def build_server(backend: Backend) -> Server:
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=mcp_tools())
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        try:
+            with anyio.fail_after(CALL_TIMEOUT_S):
+                return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments, _client(ctx))
+        except TimeoutError:
+            return _error(f"{params.name} took longer than {CALL_TIMEOUT_S:.0f} s")
+        except Exception as e:  # noqa: BLE001 - a client gets a tool error, never a traceback
+            return _error(f"{params.name} failed: {e}")
+
+    return Server("agentic-rag-studio", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(backend: Backend) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(backend)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None):
+    """The streamable-HTTP app: Host/Origin checks (DNS rebinding) always on; a bearer token when ``token``."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if host not in LOCAL_HOSTS and not token:
+        raise ValueError(f"binding {host} needs a bearer token: set RAG_MCP_TOKEN")
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"] + ([f"{host}:*"] if host not in LOCAL_HOSTS else [])
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+    app = build_server(backend).streamable_http_app(transport_security=security, host=host)
+    if token:
+        app.add_middleware(_BearerMiddleware, token=token)
+    return app
+
+
+class _BearerMiddleware:
+    """Refuses a request without ``Authorization: Bearer <token>`` (constant-time compare)."""
+
+    def __init__(self, app, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope, receive, send):
+        import hmac
+
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            if not hmac.compare_digest(given, f"Bearer {self.token}"):
+                from starlette.responses import PlainTextResponse
+
+                await PlainTextResponse("missing or wrong bearer token", status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(backend: Backend, host: str, port: int, token: str | None) -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(backend, host, port, token), host=host, port=port, log_level="warning")
