@@ -21,12 +21,14 @@ from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Hit
 
 USER_AGENT = "agentic-rag-studio/0.1 (+web route)"
+MAX_FIELD_CHARS = 2_000  # a result's title or snippet past this is cut before any tokenising
+MAX_RESULTS_SCANNED = 200  # results looked at per reply; SearxNG answers tens
 
 
 def _chunk_for(result: dict[str, Any], position: int) -> Chunk | None:
-    url = str(result.get("url") or "").strip()
-    title = str(result.get("title") or "").strip()
-    snippet = str(result.get("content") or "").strip()
+    url = str(result.get("url") or "").strip()[:MAX_FIELD_CHARS]
+    title = str(result.get("title") or "")[:MAX_FIELD_CHARS].strip()
+    snippet = str(result.get("content") or "")[:MAX_FIELD_CHARS].strip()
     if not url or not (title or snippet):
         return None
     text = f"{title}\n\n{snippet}".strip()
@@ -70,14 +72,24 @@ def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> lis
     if not isinstance(results, list):
         raise RagError(f"web search at {url} answered JSON without a 'results' list")
     hits: list[Hit] = []
-    for result in results:
+    seen: set[str] = set()
+    for result in results[:MAX_RESULTS_SCANNED]:
         if not isinstance(result, dict):
             continue
-        chunk = _chunk_for(result, len(hits))
-        if chunk is None or any(h.chunk.id == chunk.id for h in hits):
+        key = str(result.get("url") or "").strip()[:MAX_FIELD_CHARS]
+        if key in seen:  # a duplicate is dropped before any work (tokenising) is spent on it
             continue
+        try:
+            raw = float(result.get("score") or 0.0)
+        except (TypeError, ValueError, OverflowError):
+            continue  # a result whose score is not a number drops only itself
+        if raw != raw or raw in (float("inf"), float("-inf")):
+            continue
+        chunk = _chunk_for(result, len(hits))
+        if chunk is None:
+            continue
+        seen.add(key)
         rank = len(hits) + 1
-        raw = float(result.get("score") or 0.0)
         hits.append(Hit(chunk=chunk, score=raw if raw else 1.0 / rank, ranks={"web": rank},
                         scores={"web": raw}, source_name=chunk.metadata["source_name"]))
         if len(hits) >= k:
