@@ -138,13 +138,23 @@ class CachedEmbedder:
             except sqlite3.Error as e:
                 raise EmbeddingError(f"cannot read the embedding cache {self.path}: {e}") from e
             for key, blob in rows:
-                if len(blob) == expected_bytes:  # a vector of another size is stale: treat it as a miss
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
+                if len(blob) != expected_bytes:  # a vector of another size is stale: treat it as a miss
+                    continue
+                vector = np.frombuffer(blob, dtype=np.float32)
+                if np.isfinite(vector).all():  # a NaN/inf row (a poisoned cache) is a miss, re-embedded and replaced
+                    found[key] = vector
         return found
 
     def _store(self, keys: list[bytes], vectors: np.ndarray) -> None:
         embedder_id = self.id
-        rows = [(embedder_id, key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim or not np.isfinite(vectors).all():
+            # Never remember a vector the index would refuse: it would be served again after the fault heals.
+            raise EmbeddingError(
+                f"embedder {embedder_id!r} returned non-finite or wrongly sized vectors (shape {vectors.shape}, "
+                f"expected {self.dim} columns); nothing was cached"
+            )
+        rows = [(embedder_id, key, np.ascontiguousarray(vector).tobytes())
                 for key, vector in zip(keys, vectors, strict=True)]
         connection = self._connection()
         try:

@@ -152,6 +152,12 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"the embeddings endpoint {self.base_url} returned malformed vectors: {e}") from e
         if vectors.ndim != 2 or vectors.shape[1] == 0:
             raise EmbeddingError(f"the embeddings endpoint {self.base_url} returned vectors of shape {vectors.shape}")
+        bad = int(np.count_nonzero(~np.isfinite(vectors).all(axis=1)))
+        if bad:  # NaN/inf would poison the cache and be refused by the index: fail before either sees them
+            raise EmbeddingError(
+                f"the embeddings endpoint {self.base_url} returned {bad} of {len(vectors)} vectors with NaN or "
+                "infinite values; nothing was cached or indexed, retry when the endpoint is healthy"
+            )
         return vectors
 
     def _give_up_message(self, error: Exception, attempts: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -21,12 +22,43 @@ from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Hit
 
 USER_AGENT = "agentic-rag-studio/0.1 (+web route)"
+MAX_FIELD_CHARS = 2_000  # a result's title or snippet past this is cut before any tokenising
+MAX_RESULTS_SCANNED = 200  # results looked at per reply; SearxNG answers tens
+MAX_REPLY_BYTES = 5_000_000  # a reply past this is refused, read no further
+READ_SIZE = 65_536
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to the same scheme and host:port (a redirect elsewhere could reach local services)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
+            raise RagError(f"web search at {old.scheme}://{old.netloc} redirected to another origin "
+                           f"({new.scheme}://{new.netloc}); refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _read_capped(response, deadline: float, url: str) -> bytes:
+    """Streams the body; stops at ``MAX_REPLY_BYTES`` or the wall-clock deadline (a trickle cannot outlast it)."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise RagError(f"web search at {url} did not answer within the time limit")
+        part = response.read1(READ_SIZE)
+        if not part:
+            return b"".join(parts)
+        size += len(part)
+        if size > MAX_REPLY_BYTES:
+            raise RagError(f"web search at {url} answered more than {MAX_REPLY_BYTES:,} bytes; refused")
+        parts.append(part)
 
 
 def _chunk_for(result: dict[str, Any], position: int) -> Chunk | None:
-    url = str(result.get("url") or "").strip()
-    title = str(result.get("title") or "").strip()
-    snippet = str(result.get("content") or "").strip()
+    url = str(result.get("url") or "").strip()[:MAX_FIELD_CHARS]
+    title = str(result.get("title") or "")[:MAX_FIELD_CHARS].strip()
+    snippet = str(result.get("content") or "")[:MAX_FIELD_CHARS].strip()
     if not url or not (title or snippet):
         return None
     text = f"{title}\n\n{snippet}".strip()
@@ -57,8 +89,10 @@ def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> lis
     request_url = f"{url}{separator}{urllib.parse.urlencode({'q': query, 'format': 'json'})}"
     request = urllib.request.Request(request_url, headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (configured URL)
-            payload = json.loads(response.read().decode("utf-8"))
+        deadline = time.monotonic() + timeout_s  # over the whole request, not per read
+        opener = urllib.request.build_opener(_SameOriginRedirects)
+        with opener.open(request, timeout=timeout_s) as response:
+            payload = json.loads(_read_capped(response, deadline, url).decode("utf-8"))
     except urllib.error.HTTPError as e:
         raise RagError(f"web search at {url} answered HTTP {e.code}: check RAG_WEB_SEARCH_URL and that JSON "
                        "output is enabled (SearxNG: search.formats includes json)") from e
@@ -70,14 +104,24 @@ def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> lis
     if not isinstance(results, list):
         raise RagError(f"web search at {url} answered JSON without a 'results' list")
     hits: list[Hit] = []
-    for result in results:
+    seen: set[str] = set()
+    for result in results[:MAX_RESULTS_SCANNED]:
         if not isinstance(result, dict):
             continue
-        chunk = _chunk_for(result, len(hits))
-        if chunk is None or any(h.chunk.id == chunk.id for h in hits):
+        key = str(result.get("url") or "").strip()[:MAX_FIELD_CHARS]
+        if key in seen:  # a duplicate is dropped before any work (tokenising) is spent on it
             continue
+        try:
+            raw = float(result.get("score") or 0.0)
+        except (TypeError, ValueError, OverflowError):
+            continue  # a result whose score is not a number drops only itself
+        if raw != raw or raw in (float("inf"), float("-inf")):
+            continue
+        chunk = _chunk_for(result, len(hits))
+        if chunk is None:
+            continue
+        seen.add(key)
         rank = len(hits) + 1
-        raw = float(result.get("score") or 0.0)
         hits.append(Hit(chunk=chunk, score=raw if raw else 1.0 / rank, ranks={"web": rank},
                         scores={"web": raw}, source_name=chunk.metadata["source_name"]))
         if len(hits) >= k:

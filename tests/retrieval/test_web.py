@@ -43,3 +43,16 @@ def test_unreachable_and_unconfigured():
         web_search("http://127.0.0.1:9/search", "x", timeout_s=2)
     with pytest.raises(RagError, match="not configured"):
         web_search("", "x")
+
+
+def test_a_bad_score_drops_only_its_result_and_long_fields_are_cut(searx):
+    # Issue 39 item 2: one non-numeric score used to drop the whole web pass; a huge title was tokenised whole.
+    url, handler = searx
+    handler.results = [
+        {"url": "https://example.org/bad", "title": "bad score", "content": "x", "score": "not a number"},
+        {"url": "https://example.org/big", "title": "T" * 200_000, "content": "big"},
+        {"url": "https://example.org/ok", "title": "fine", "content": "kept", "score": 1.5},
+    ]
+    hits = web_search(url, "x", k=5)
+    assert [h.chunk.metadata["url"] for h in hits] == ["https://example.org/big", "https://example.org/ok"]
+    assert len(hits[0].chunk.text) < 5_000

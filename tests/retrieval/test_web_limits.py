@@ -1,0 +1,94 @@
+"""Issue 39 items 2–3: the web route's reply is read under a byte cap and a wall-clock deadline, and redirects to
+another origin are refused. Loopback servers only."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from rag_core.errors import RagError
+from rag_core.retrieval import web
+
+OK_BODY = json.dumps({"results": [{"url": "https://e.org/a", "title": "t", "content": "c"}]}).encode()
+
+
+def _serve(handle):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802 (http.server API)
+            handle(self)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start(handle):
+        server, url = _serve(handle)
+        started.append(server)
+        return url
+
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+def test_redirect_to_another_local_port_is_refused(servers):
+    def secrets(h):
+        body = json.dumps({"results": [{"url": "http://x/s", "title": "db_password=hunter2", "content": "s"}]})
+        h.send_response(200)
+        h.end_headers()
+        h.wfile.write(body.encode())
+
+    secret_url = servers(secrets)
+
+    def redirect(h):
+        h.send_response(302)
+        h.send_header("Location", f"{secret_url}/internal/secrets")
+        h.end_headers()
+
+    with pytest.raises(RagError, match="another origin"):
+        web.web_search(servers(redirect), "x")
+
+
+def test_reply_over_the_byte_cap_is_refused(servers, monkeypatch):
+    monkeypatch.setattr(web, "MAX_REPLY_BYTES", 10_000)
+
+    def big(h):
+        h.send_response(200)
+        h.end_headers()
+        h.wfile.write(b'{"results": [' + b" " * 50_000 + b"]}")
+
+    with pytest.raises(RagError, match="more than 10,000 bytes"):
+        web.web_search(servers(big), "x")
+
+
+def test_a_trickling_reply_is_cut_at_the_deadline(servers):
+    def trickle(h):
+        h.send_response(200)
+        h.end_headers()
+        try:
+            for _ in range(40):
+                h.wfile.write(b" ")
+                h.wfile.flush()
+                time.sleep(0.1)
+            h.wfile.write(OK_BODY)
+        except OSError:
+            pass
+
+    start = time.monotonic()
+    with pytest.raises(RagError, match="time limit"):
+        web.web_search(servers(trickle), "x", timeout_s=1.0)
+    assert time.monotonic() - start < 2.5
