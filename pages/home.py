@@ -111,10 +111,16 @@ step(1, "Load the sample documents",
      "A fictional product's documentation: Markdown with code in several languages, tables, "
      "numbered procedures and FAQs, plus CSV data and Python sources.",
      "Load samples", "demo_docs", "documents", load_samples=True)
-step(2, "Naive versus structure-aware split",
-     f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; the "
-     "structure-aware chunker keeps each heading with its content and every table row with its header.",
-     "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
+if docs and not any(d.name == DEMO_DOC for d in docs):  # deleted: never open another document under its name
+    step(2, "Naive versus structure-aware split",
+         f":material/info: The sample `{DEMO_DOC}` this step splits is no longer loaded (it was deleted). "
+         "**Restore the samples** loads the sample documents again; your own documents stay as they are.",
+         "Restore the samples", "demo_split_restore", "documents", load_samples=True)
+else:
+    step(2, "Naive versus structure-aware split",
+         f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; "
+         "the structure-aware chunker keeps each heading with its content and every table row with its header.",
+         "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
 phase, chosen = showcase(state.active_config()) if docs else ("empty", None)
 OWN_QUESTION = "Meanwhile **Ask both** opens the side-by-side view for a question of your own."
 if phase == "indexing":

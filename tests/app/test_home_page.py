@@ -186,3 +186,17 @@ def test_no_choice_is_started_for_documents_the_golden_questions_do_not_ask_abou
     assert not at.exception
     assert runner_for(data_dir).jobs() == []
     assert "Load the sample documents first (step 1)" in _step_three(at) and at.button(key="demo_agent").disabled
+
+
+def test_split_step_says_the_sample_is_gone_after_it_was_deleted_and_offers_to_restore_it(data_dir, switched):
+    # A team's own document stays; the sample configuration.md was deleted (Issue 35, item 9).
+    doc = load_bytes("mine.md", b"# Mine\n\nOur own notes.\n")
+    DocumentStore(data_dir).add(doc)
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    text = next(m.value for m in at.markdown if m.value.startswith("**2. Naive versus structure-aware split**"))
+    assert "is no longer loaded" in text and "configuration.md" in text
+    assert [b.key for b in at.button if b.key == "demo_split"] == []  # no page opened under the sample's name
+    _click(at, "demo_split_restore")
+    assert at.session_state["prefill"] == {"page": "documents", "load_samples": True}
+    assert switched == [PAGES["documents"]]
