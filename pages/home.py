@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import RAGConfig
+from rag_core.evaluation.showcase import last_showcase
 from ui import jobs, runs, state
 from ui.router import through_app
 from ui.safe_text import md_inert
@@ -111,15 +112,32 @@ step(1, "Load the sample documents",
      "A fictional product's documentation: Markdown with code in several languages, tables, "
      "numbered procedures and FAQs, plus CSV data and Python sources.",
      "Load samples", "demo_docs", "documents", load_samples=True)
-step(2, "Naive versus structure-aware split",
-     f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; the "
-     "structure-aware chunker keeps each heading with its content and every table row with its header.",
-     "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
+if docs and not any(d.name == DEMO_DOC for d in docs):  # deleted: never open another document under its name
+    step(2, "Naive versus structure-aware split",
+         f":material/info: The sample `{DEMO_DOC}` this step splits is no longer loaded (it was deleted). "
+         "**Restore the samples** loads the sample documents again; your own documents stay as they are.",
+         "Restore the samples", "demo_split_restore", "documents", load_samples=True)
+else:
+    step(2, "Naive versus structure-aware split",
+         f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; "
+         "the structure-aware chunker keeps each heading with its content and every table row with its header.",
+         "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
 phase, chosen = showcase(state.active_config()) if docs else ("empty", None)
 OWN_QUESTION = "Meanwhile **Ask both** opens the side-by-side view for a question of your own."
-if phase == "indexing":
+last = last_showcase(state.settings().data_dir) if phase in ("indexing", "stopped") else None
+LAST_WORDS = ("**Ask both** asks the last prepared demo question on the serving index (the last "
+              "complete index): *“{q}”* — {why}.")
+if phase == "indexing" and last is not None:  # the serving index still answers: the last example stays usable
+    demo_step(f"Preparing the demo again once the documents being indexed are in ({jobs.progress_text(chosen)}). "
+              + "Until then " + LAST_WORDS.format(q=md_inert(last.question), why=md_inert(last.why)),
+              question=last.question)
+elif phase == "indexing":
     demo_step(f"Preparing the demo once the documents being indexed are in ({jobs.progress_text(chosen)}): the "
               f"golden question where the agent's extra steps matter most is then chosen. {OWN_QUESTION}")
+elif phase == "stopped" and last is not None:  # a cancelled choice keeps the last one; no re-prepare needed
+    demo_step(f"Choosing the question again stopped ({jobs.summary(chosen)}); **Choose the question** starts it "
+              "again. " + LAST_WORDS.format(q=md_inert(last.question), why=md_inert(last.why)),
+              again="Choose the question", question=last.question)
 elif phase == "choosing":
     demo_step("**Preparing the demo…** one-shot search and the agent answer each golden question, and the one where "
               f"the agent's extra steps matter most is kept. {OWN_QUESTION}")

@@ -193,6 +193,18 @@ def load_showcase(data_dir: str | Path, key: str) -> tuple[bool, Showcase | None
         return False, None
 
 
+def last_showcase(data_dir: str | Path) -> Showcase | None:
+    """The most recently saved question that showed the agent's extra steps (for any index contents): what the demo
+    keeps offering while an index is written or after a cancelled choice, instead of nothing."""
+    for entry in reversed(list(_read_choices(data_dir).values())):
+        try:
+            if entry is not None:
+                return Showcase(**entry)
+        except TypeError:  # a file of another shape: skip that entry
+            continue
+    return None
+
+
 def save_showcase(data_dir: str | Path, key: str, showcase: Showcase | None) -> None:
     choices = _read_choices(data_dir)
     choices.pop(key, None)

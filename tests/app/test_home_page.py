@@ -186,3 +186,63 @@ def test_no_choice_is_started_for_documents_the_golden_questions_do_not_ask_abou
     assert not at.exception
     assert runner_for(data_dir).jobs() == []
     assert "Load the sample documents first (step 1)" in _step_three(at) and at.button(key="demo_agent").disabled
+
+
+def test_split_step_says_the_sample_is_gone_after_it_was_deleted_and_offers_to_restore_it(data_dir, switched):
+    # A team's own document stays; the sample configuration.md was deleted (Issue 35, item 9).
+    doc = load_bytes("mine.md", b"# Mine\n\nOur own notes.\n")
+    DocumentStore(data_dir).add(doc)
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    text = next(m.value for m in at.markdown if m.value.startswith("**2. Naive versus structure-aware split**"))
+    assert "is no longer loaded" in text and "configuration.md" in text
+    assert [b.key for b in at.button if b.key == "demo_split"] == []  # no page opened under the sample's name
+    _click(at, "demo_split_restore")
+    assert at.session_state["prefill"] == {"page": "documents", "load_samples": True}
+    assert switched == [PAGES["documents"]]
+
+
+def test_a_cancelled_choice_keeps_offering_the_last_prepared_question(samples, data_dir, switched):
+    # Issue 35 item 9: after a cancelled job step 3 said "not chosen yet"/stopped with no question until re-prepared.
+    from rag_core.evaluation.showcase import Showcase, save_showcase
+
+    golden = load_golden().questions[0]
+    save_showcase(data_dir, "earlier-index", Showcase(golden.id, golden.question, "the agent found more", 0, 1, 1, 2,
+                                                      60))
+    at = _home().run()
+    _click(at, "demo_choose")
+    [job] = runner_for(data_dir).active()
+    runner_for(data_dir).cancel(job.id)
+    runner_for(data_dir).wait(job.id, 60)
+    at.run()
+    assert not at.exception
+    text = _step_three(at)
+    assert "stopped" in text and f"*“{md_inert(golden.question)}”*" in text and "serving index" in text
+    assert at.button(key="demo_choose").label == "Choose the question"
+    _click(at, "demo_agent")
+    assert at.session_state["prefill"] == {"page": "agent", "question": golden.question, "compare": True}
+
+
+def test_step_three_stays_usable_during_indexing_with_the_last_prepared_question(samples, data_dir, switched):
+    # Issue 35 item 9: any indexing made step 3 unavailable (no question) until the job and a new choice ended.
+    import threading
+
+    from rag_core.evaluation.showcase import Showcase, save_showcase
+
+    golden = load_golden().questions[1]
+    save_showcase(data_dir, "earlier-index", Showcase(golden.id, golden.question, "the agent found more", 0, 1, 1, 2,
+                                                      60))
+    release = threading.Event()
+    job = runner_for(data_dir).submit_task(lambda handle: "done" if release.wait(60) else "", kind="ingest",
+                                           title="Indexing", collection=open_index(HASH_CONFIG, get_settings()).name)
+    try:
+        at = _home().run()
+        assert not at.exception
+        text = _step_three(at)
+        assert "documents being indexed" in text and "serving index" in text
+        assert f"*“{md_inert(golden.question)}”*" in text and not at.button(key="demo_agent").disabled
+        _click(at, "demo_agent")
+        assert at.session_state["prefill"] == {"page": "agent", "question": golden.question, "compare": True}
+    finally:
+        release.set()
+        runner_for(data_dir).wait(job.id, 60)
