@@ -148,3 +148,23 @@ def test_tagged_calls_are_the_ones_the_old_pattern_found(text):
 def test_citation_markers_are_the_ones_the_old_pattern_found(text):
     assert [(m.span(), m.group(1)) for m in _MARKERS.finditer(text)] == \
            [(m.span(), m.group(1)) for m in OLD_MARKERS.finditer(text)]
+
+
+@pytest.mark.parametrize("reply", [
+    "<tool_call>{" * 100_000,  # 1.2 MB of unclosed tags: was 378 s (192 KB: 7.2 s)
+    "{" * 1_200_000,
+    "x}" + "{" * 600_000,
+])
+def test_json_object_in_is_linear_and_says_what_is_wrong(reply):
+    from rag_core.llm_client import json_object_in
+
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="no JSON object|malformed"):
+        json_object_in(reply)
+    assert time.perf_counter() - started < TIME_CAP_S
+
+
+def test_json_object_in_still_reads_the_object_among_prose():
+    from rag_core.llm_client import json_object_in
+
+    assert json_object_in('Sure: {"a": {"b": 1}} done') == {"a": {"b": 1}}
