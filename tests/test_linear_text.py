@@ -204,3 +204,11 @@ def test_previous_queries_are_length_checked_before_the_rules_run():
     with pytest.raises(ValueError, match="previous query 1 is 20,003 characters long; keep it under 4,000"):
         rewrite_query("and its default?", ["x" + " ," * 10_000 + "yz"])
     assert time.perf_counter() - started < TIME_CAP_S
+
+
+def test_a_query_with_a_lone_surrogate_is_refused_clearly():
+    from rag_core.retrieval.rewrite import check_query
+
+    with pytest.raises(ValueError, match=r"lone surrogate \(U\+DCFF\) at character 7"):
+        check_query("rotate\udcff key")
+    assert check_query("rotate 🔑 key") == "rotate 🔑 key"

@@ -64,7 +64,14 @@ def check_query(text: str, noun: str = "query") -> str:
         raise ValueError(f"the {noun} is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS:,}")
     if not re.search(r"\w", text):
         raise ValueError(f"the {noun} has no words: use terms that appear in the documents")
+    surrogate = _SURROGATE.search(text)  # a Python str holds astral characters whole: any surrogate is lone
+    if surrogate:
+        raise ValueError(f"the {noun} is not valid text: a lone surrogate (U+{ord(surrogate.group()):04X}) at "
+                         f"character {surrogate.start() + 1} (bytes that are not UTF-8?); retype it")
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _normalise(text: str) -> str:
