@@ -219,6 +219,8 @@ def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise ValueError(f"{name} line {line_no}: not valid JSON ({e.msg})") from e
+        except RecursionError as e:
+            raise ValueError(f"{name} line {line_no}: not valid JSON (nested too deeply)") from e
         if not isinstance(row, dict):
             raise ValueError(f"{name} line {line_no}: expected a JSON object, got {type(row).__name__}")
         rows.append((f"line {line_no}", row))
@@ -227,7 +229,14 @@ def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
 
 def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
     """A header row then one question per row. ``answer_texts`` may hold a JSON list or ``|``-separated texts."""
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text, newline=None))  # None: CR-only lines (old Mac Excel) read as lines
+    try:
+        return _csv_rows(reader, name)
+    except csv.Error as e:  # a field over the csv module's limit, a stray quote
+        raise ValueError(f"{name} row {reader.line_num}: not readable as CSV ({e})") from e
+
+
+def _csv_rows(reader: csv.DictReader, name: str) -> list[Question]:
     if not reader.fieldnames:
         raise ValueError(f"{name}: no header row; the first row must name the columns (question, answer_text, ...)")
     rows = []
