@@ -431,18 +431,27 @@ def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name} line {line_no}"
+    with path.open("rb") as handle:  # bytes, decoded per line: a decode error then names its line
+        for line_no, raw in enumerate(handle, start=1):
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            yield where, row
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path.name} line {line_no}: not UTF-8 text ({e.reason})") from e
+            yield from _jsonl_row(path, line_no, line)
+
+
+def _jsonl_row(path: Path, line_no: int, line: str) -> Iterable[tuple[str, dict[str, Any]]]:
+    if line.strip():
+        where = f"{path.name} line {line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
+        except RecursionError as e:
+            raise ValueError(f"{where}: not valid JSON (nested too deeply)") from e
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        yield where, row
 
 
 def _required_id(row: dict[str, Any], where: str) -> str:

@@ -23,3 +23,14 @@ def test_a_deeply_nested_jsonl_line_names_the_file_and_line():
     data = b'{"question": "q1"}\n' + b'{"a":' * 100_000 + b"\n"
     with pytest.raises(ValueError, match=r"deep\.jsonl line 2: not valid JSON"):
         parse_upload("deep.jsonl", data)
+
+
+def test_bad_utf8_in_a_beir_file_names_the_file_and_line(tmp_path):
+    from rag_core.evaluation.questions import load_beir
+
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "corpus.jsonl").write_bytes(b'{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": "\xff"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "ok?"}\n')
+    with pytest.raises(ValueError, match=r"corpus\.jsonl line 2: not UTF-8 text"):
+        load_beir(tmp_path)
