@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from pydantic import TypeAdapter, ValidationError
+
 from rag_core.loaders.document_store import atomic_write_text
 from rag_core.types import Document
 
@@ -47,6 +49,22 @@ KEEP_JOBS = 50  # finished job files kept per data directory (older ones are rem
 INGEST_BATCH_FILES = 100
 INGEST_BATCH_BYTES = 8 * 1024 * 1024
 _SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
+
+
+def process_started(pid: int) -> str:
+    """When process ``pid`` started (field 22 of /proc/<pid>/stat, in clock ticks since boot); "" where unknown.
+
+    A PID alone does not name a process: after a restart PID 1 or the app's own PID is alive but is not the job's.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(")") + 2:].split()  # the command name, in parentheses, may hold spaces
+    return fields[19] if len(fields) > 19 else ""
+
+
+_OWN_START = process_started(os.getpid())
 
 
 def _now() -> str:
@@ -86,6 +104,7 @@ class JobStatus:
     current_total: int = 0
     elapsed_s: float = 0.0
     pid: int = field(default_factory=os.getpid)
+    pid_started: str = field(default_factory=lambda: _OWN_START)  # with pid: the process that runs the job
     settings: dict[str, Any] = field(default_factory=dict)  # e.g. the chunking a re-index uses
     steps_done: int = 0  # a task's progress (jobs without files): steps done of steps_total, doing step_text
     steps_total: int = 0
@@ -141,6 +160,24 @@ class JobStatus:
         return cls(**known, files=files)
 
 
+_STATUS = TypeAdapter(JobStatus)
+
+
+def _ran_elsewhere(status: JobStatus) -> bool:
+    """Whether ``status`` was left active by a process that is gone: dead, or its PID now names another process."""
+    if status.pid_started:
+        return process_started(status.pid) != status.pid_started
+    if status.pid == os.getpid():  # a file written before start times were kept: the PID is all there is
+        return False
+    try:
+        os.kill(status.pid, 0)
+        return status.pid == 1  # PID 1 is init (or the container's entry point), never a job of ours
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+
+
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
         return "estimating…"
@@ -190,8 +227,9 @@ class JobRunner:
 
     def _read(self, path: Path) -> JobStatus | None:
         try:
-            return JobStatus.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError) as e:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return _STATUS.validate_python(data)  # a wrong type ("created": 5) is refused here, not on a page
+        except (OSError, ValueError, TypeError, ValidationError) as e:
             log.warning("unreadable job status %s (%s); ignoring it", path, e)
             return None
 
@@ -199,14 +237,7 @@ class JobRunner:
         """Jobs another (dead) process left queued or running can never finish: say so."""
         for path in self.root.glob("*.json"):
             status = self._read(path)
-            if status is None or not status.active or status.pid == os.getpid():
-                continue
-            try:
-                os.kill(status.pid, 0)
-                continue  # that process is alive (another app or CLI instance): its job is still real
-            except ProcessLookupError:
-                pass
-            except OSError:
+            if status is None or not status.active or not _ran_elsewhere(status):
                 continue
             status.state, status.finished = "interrupted", _now()
             status.message = "The app stopped while this job ran; the index kept its last complete state. Run it again."

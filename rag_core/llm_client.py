@@ -535,20 +535,19 @@ def _as_json(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
 def json_object_in(content: str | None) -> dict[str, Any]:
     """The JSON object in a model's reply: from its first ``{`` to its last ``}``, so prose around it is ignored.
 
     ValueError says what is wrong: no object, malformed JSON (also nesting too deep to parse) or a value that is
     not an object. The callers check the object's fields.
     """
-    match = _JSON_OBJECT.search(content or "")
-    if not match:
+    text = content or ""
+    # str.find/rfind, not a regex: r"\{.*\}" rescanned the rest of the text from every "{" (quadratic)
+    first, last = text.find("{"), text.rfind("}")
+    if first < 0 or last < first:
         raise ValueError("the reply holds no JSON object")
     try:
-        data: Any = json.loads(match.group(0))
+        data: Any = json.loads(text[first:last + 1])
     except json.JSONDecodeError as e:
         raise ValueError(f"the reply's JSON is malformed ({e.msg})") from e
     except RecursionError as e:

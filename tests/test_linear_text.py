@@ -148,3 +148,67 @@ def test_tagged_calls_are_the_ones_the_old_pattern_found(text):
 def test_citation_markers_are_the_ones_the_old_pattern_found(text):
     assert [(m.span(), m.group(1)) for m in _MARKERS.finditer(text)] == \
            [(m.span(), m.group(1)) for m in OLD_MARKERS.finditer(text)]
+
+
+@pytest.mark.parametrize("reply", [
+    "<tool_call>{" * 100_000,  # 1.2 MB of unclosed tags: was 378 s (192 KB: 7.2 s)
+    "{" * 1_200_000,
+    "x}" + "{" * 600_000,
+])
+def test_json_object_in_is_linear_and_says_what_is_wrong(reply):
+    from rag_core.llm_client import json_object_in
+
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="no JSON object|malformed"):
+        json_object_in(reply)
+    assert time.perf_counter() - started < TIME_CAP_S
+
+
+def test_json_object_in_still_reads_the_object_among_prose():
+    from rag_core.llm_client import json_object_in
+
+    assert json_object_in('Sure: {"a": {"b": 1}} done') == {"a": {"b": 1}}
+
+
+_OLD_TRAILING_FRAMING = re.compile(
+    r"(?:[\s,.;!]*(?:please|thanks?(?: you)?(?: (?:so|very) much)?|thx|cheers|for me|if possible))+[\s.!]*$",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("query", [
+    "x" + " ," * 1_999 + "y",  # separators that never end in a phrase: the old rule retried them from each position
+    "rotate" + " please" * 570 + " !",
+    "x" + ";" * 3_990 + "y",
+])
+def test_strip_framing_is_linear(query):
+    from rag_core.retrieval.rewrite import strip_framing
+
+    _timed(strip_framing, query, cap=0.2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["rotate", "key", "please", "thanks", "thank you so much", "for me", "thx", ",", ".",
+                                 "!", ";", " ", "cheers", "if possible", "Please"]), max_size=12))
+def test_trailing_framing_rule_matches_the_old_pattern(parts):
+    from rag_core.retrieval.rewrite import _strip_trailing_framing
+
+    text = " ".join(" ".join(parts).split())
+    assert _strip_trailing_framing(text) == _OLD_TRAILING_FRAMING.sub("", text)
+
+
+def test_previous_queries_are_length_checked_before_the_rules_run():
+    from rag_core.retrieval.rewrite import rewrite_query
+
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="previous query 1 is 20,003 characters long; keep it under 4,000"):
+        rewrite_query("and its default?", ["x" + " ," * 10_000 + "yz"])
+    assert time.perf_counter() - started < TIME_CAP_S
+
+
+def test_a_query_with_a_lone_surrogate_is_refused_clearly():
+    from rag_core.retrieval.rewrite import check_query
+
+    with pytest.raises(ValueError, match=r"lone surrogate \(U\+DCFF\) at character 7"):
+        check_query("rotate\udcff key")
+    assert check_query("rotate 🔑 key") == "rotate 🔑 key"

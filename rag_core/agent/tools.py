@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag_core.errors import RagError, field_problems
-from rag_core.retrieval.rewrite import check_query
+from rag_core.retrieval.rewrite import MAX_QUERY_CHARS, check_query
 from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
 
@@ -43,7 +43,9 @@ class _Args(BaseModel):
 class SearchArgs(_Args):
     """Search the indexed documents; returns the best chunks with their ids, scores and text."""
 
-    query: str = Field(min_length=1, max_length=2000, description="What to look for, in the documents' words.")
+    # The question's limit: a question the loop accepts is a query the search tool accepts.
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       description="What to look for, in the documents' words.")
     granularity: Granularity = Field(
         "section",
         description="section: a heading with its content (default, gives context); paragraph: one block for a "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 
@@ -35,8 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_json(obj) -> None:
-    """Write one JSON value to stdout (UTF-8, no ASCII escaping)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    """Write one JSON value to stdout (UTF-8, no ASCII escaping); NaN and ±Infinity become null (not JSON)."""
+    sys.stdout.write(json.dumps(_finite(obj), ensure_ascii=False, default=str, allow_nan=False) + "\n")
+
+
+def _finite(value):
+    """``value`` with every non-finite float replaced by None (json has no hook for floats, hence this walk)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def one_line(error: BaseException) -> str:

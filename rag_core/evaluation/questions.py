@@ -219,6 +219,8 @@ def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise ValueError(f"{name} line {line_no}: not valid JSON ({e.msg})") from e
+        except RecursionError as e:
+            raise ValueError(f"{name} line {line_no}: not valid JSON (nested too deeply)") from e
         if not isinstance(row, dict):
             raise ValueError(f"{name} line {line_no}: expected a JSON object, got {type(row).__name__}")
         rows.append((f"line {line_no}", row))
@@ -227,7 +229,14 @@ def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
 
 def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
     """A header row then one question per row. ``answer_texts`` may hold a JSON list or ``|``-separated texts."""
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text, newline=None))  # None: CR-only lines (old Mac Excel) read as lines
+    try:
+        return _csv_rows(reader, name)
+    except csv.Error as e:  # a field over the csv module's limit, a stray quote
+        raise ValueError(f"{name} row {reader.line_num}: not readable as CSV ({e})") from e
+
+
+def _csv_rows(reader: csv.DictReader, name: str) -> list[Question]:
     if not reader.fieldnames:
         raise ValueError(f"{name}: no header row; the first row must name the columns (question, answer_text, ...)")
     rows = []
@@ -422,18 +431,27 @@ def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name} line {line_no}"
+    with path.open("rb") as handle:  # bytes, decoded per line: a decode error then names its line
+        for line_no, raw in enumerate(handle, start=1):
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            yield where, row
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path.name} line {line_no}: not UTF-8 text ({e.reason})") from e
+            yield from _jsonl_row(path, line_no, line)
+
+
+def _jsonl_row(path: Path, line_no: int, line: str) -> Iterable[tuple[str, dict[str, Any]]]:
+    if line.strip():
+        where = f"{path.name} line {line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
+        except RecursionError as e:
+            raise ValueError(f"{where}: not valid JSON (nested too deeply)") from e
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        yield where, row
 
 
 def _required_id(row: dict[str, Any], where: str) -> str:

@@ -24,10 +24,12 @@ _LEADING_FRAMING = re.compile(
     r"|(?:about|whether|if)\s+(?=\w))",
     re.IGNORECASE,
 )
-_TRAILING_FRAMING = re.compile(
-    r"(?:[\s,.;!]*(?:please|thanks?(?: you)?(?: (?:so|very) much)?|thx|cheers|for me|if possible))+[\s.!]*$",
-    re.IGNORECASE,
+# One trailing phrase, matched only on a short tail: the old single pattern
+# r"(?:[\s,.;!]*(?:please|...))+[\s.!]*$" retried every run of separators from each position (quadratic).
+_TRAILING_PHRASE = re.compile(
+    r"(?:please|thanks?(?: you)?(?: (?:so|very) much)?|thx|cheers|for me|if possible)$", re.IGNORECASE
 )
+_TRAILING_TAIL_CHARS = 32  # longer than the longest phrase ("thanks you very much")
 _FOLLOW_UP_START = re.compile(r"^(?:and|also|what about|how about|same for|and what about|what of)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one)\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
@@ -62,7 +64,14 @@ def check_query(text: str, noun: str = "query") -> str:
         raise ValueError(f"the {noun} is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS:,}")
     if not re.search(r"\w", text):
         raise ValueError(f"the {noun} has no words: use terms that appear in the documents")
+    surrogate = _SURROGATE.search(text)  # a Python str holds astral characters whole: any surrogate is lone
+    if surrogate:
+        raise ValueError(f"the {noun} is not valid text: a lone surrogate (U+{ord(surrogate.group()):04X}) at "
+                         f"character {surrogate.start() + 1} (bytes that are not UTF-8?); retype it")
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _normalise(text: str) -> str:
@@ -77,8 +86,27 @@ def strip_framing(query: str) -> str:
         if stripped == text or not stripped:
             break
         text = stripped
-    text = _TRAILING_FRAMING.sub("", text).strip()
+    text = _strip_trailing_framing(text).strip()
     return text or _SPACES.sub(" ", query).strip()
+
+
+def _strip_trailing_framing(text: str) -> str:
+    """``text`` without politeness phrases at its end, in linear time (each phrase is looked for in a short tail)."""
+    end = _before(text, len(text), " \t\n.!")
+    cut = None
+    while True:
+        match = _TRAILING_PHRASE.search(text, max(0, end - _TRAILING_TAIL_CHARS), end)
+        if not match:
+            break
+        end = cut = _before(text, match.start(), " \t\n,.;!")
+    return text if cut is None else text[:cut]
+
+
+def _before(text: str, end: int, chars: str) -> int:
+    """Where a run of ``chars`` ending at ``end`` starts (a scan, not ``rstrip`` on a copy of each prefix)."""
+    while end > 0 and text[end - 1] in chars:
+        end -= 1
+    return end
 
 
 def rewrite_query(query: str, previous_queries: Sequence[str] = ()) -> Rewrite:
@@ -92,6 +120,10 @@ def rewrite_query(query: str, previous_queries: Sequence[str] = ()) -> Rewrite:
         notes.append(f"stripped conversational framing: {original!r} → {text!r}")
     result = Rewrite(original=original, query=text, notes=notes)
     previous = [p.strip() for p in previous_queries if p and p.strip()]
+    for number, earlier in enumerate(previous, 1):
+        if len(earlier) > MAX_QUERY_CHARS:  # checked before any rule runs on it
+            raise ValueError(f"previous query {number} is {len(earlier):,} characters long; "
+                             f"keep it under {MAX_QUERY_CHARS:,}")
     if not previous:
         return result
     last = strip_framing(previous[-1])

@@ -127,3 +127,12 @@ def test_untrusted_text_neutralises_spaced_and_cased_closing_tags():
     wrapped = untrusted_text("a < /Untrusted_Document > b </untrusted_document\n> c", 'source="x"')
     assert wrapped.lower().count("untrusted_document") - wrapped.count("&lt;") == 2
     assert wrapped.endswith("\n</untrusted_document>")
+
+
+def test_a_question_at_the_question_limit_is_a_query_the_search_tool_accepts():
+    from rag_core.retrieval.rewrite import MAX_QUERY_CHARS
+
+    longest = ("rotate the key " * 400)[:MAX_QUERY_CHARS - 1] + "x"
+    assert len(longest) == MAX_QUERY_CHARS
+    args, _ = validate_arguments("search", {"query": longest})
+    assert args.query == longest

@@ -46,3 +46,14 @@ def test_bad_data_dir_is_one_line_not_a_traceback(capsys, tmp_path, monkeypatch)
     code, out, err = run(capsys, "search", "hello", "--collection", "abc")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+
+
+def test_print_json_writes_non_finite_scores_as_null(capsys):
+    import json as _json
+
+    from rag_core.cli import print_json
+
+    print_json({"hits": [{"score": float("nan"), "confidence": float("inf")}, {"score": -float("inf")}], "n": 1.5})
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    assert _json.loads(out) == {"hits": [{"score": None, "confidence": None}, {"score": None}], "n": 1.5}

@@ -207,3 +207,33 @@ def test_a_task_reports_steps_with_an_eta_keeps_its_result_and_stops_on_cancel(d
     final = runner.wait(cancelled.id)
     assert final.state == "cancelled" and final.result == "partial-run"
     assert final.message == "run partial-run cancelled after 1 of 4; what was measured is kept"
+
+
+def test_a_status_file_with_a_wrong_type_is_ignored_not_a_traceback(data_dir):
+    runner = JobRunner(data_dir)
+    good = JobStatus(id="good00000001", kind="ingest", title="ok", collection="c", state="done")
+    (runner.root / "good00000001.json").write_text(json.dumps(good.to_dict()))
+    bad = dict(good.to_dict(), id="bad000000001", created=5)
+    (runner.root / "bad000000001.json").write_text(json.dumps(bad))
+    assert [s.id for s in JobRunner(data_dir).jobs()] == ["good00000001"]
+    assert runner.get("bad000000001") is None
+
+
+@pytest.mark.parametrize("pid_started", ["", "1"])
+def test_a_running_job_whose_pid_now_names_another_process_is_interrupted(data_dir, pid_started):
+    # PID 1 is alive (init, or the container's entry point) but never ran this job; "1" is not its start time.
+    runner = JobRunner(data_dir)
+    stale = JobStatus(id="deadbeef0002", kind="ingest", title="old", collection="c", state="running", pid=1,
+                      pid_started=pid_started)
+    (runner.root / "deadbeef0002.json").write_text(json.dumps(stale.to_dict()))
+    assert JobRunner(data_dir).get("deadbeef0002").state == "interrupted"
+
+
+def test_a_running_job_of_this_process_from_before_a_restart_is_interrupted(data_dir):
+    import os
+
+    runner = JobRunner(data_dir)
+    stale = JobStatus(id="deadbeef0003", kind="ingest", title="old", collection="c", state="running",
+                      pid=os.getpid(), pid_started="1")  # same PID, another start: the app restarted
+    (runner.root / "deadbeef0003.json").write_text(json.dumps(stale.to_dict()))
+    assert JobRunner(data_dir).get("deadbeef0003").state == "interrupted"
