@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import field_problems, readable_problem
+from rag_core.evaluation.labels import settings_key  # the one comparison of settings, names aside
 from rag_core.stores.records import FileRecords, RecordStore, open_records
 
 log = logging.getLogger(__name__)
@@ -132,8 +133,6 @@ def snapshot_status(config: RAGConfig, store: ConfigStore) -> str:
 
     Saved configurations are snapshots: applying settings changes only the active one, so it can diverge.
     """
-    from rag_core.evaluation.labels import settings_key  # the one comparison of settings, names aside
-
     try:
         saved = store.load(config.name)
     except ValueError:

@@ -8,8 +8,9 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# The wiring above the engine: it opens indexes, embedders and clients and hands them down as arguments.
-WIRING = ("rag_core.services", "rag_core.bootstrap", "rag_core.__main__", "rag_core.cli")
+# The wiring above the engine: it opens indexes, embedders and clients and hands them down as arguments (the
+# MCP server is an entry point like the CLI).
+WIRING = ("rag_core.services", "rag_core.bootstrap", "rag_core.__main__", "rag_core.cli", "rag_core.mcp_server")
 # Imports inside functions in the engine: each keeps a heavy third-party package (ChromaDB, the OpenAI SDK, pypdf,
 # onnxruntime, …) from loading at import time. Lower this when one goes; it must not grow silently.
 ENGINE_FUNCTION_IMPORTS_CEILING = 24
