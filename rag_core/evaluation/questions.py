@@ -209,21 +209,26 @@ def parse_upload(name: str, data: bytes) -> QuestionSet:
     return QuestionSet(name=Path(name).stem or "upload", kind="upload", questions=questions, source=name)
 
 
+def json_object_line(line: str, where: str) -> dict[str, Any]:
+    """One JSONL line as a JSON object, or a ValueError that says ``where`` and what is wrong."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
+    except RecursionError as e:
+        raise ValueError(f"{where}: not valid JSON (nested too deeply)") from e
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
 def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
     """One JSON object per line; blank lines are skipped. Errors name the line and the field."""
     rows = []
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{name} line {line_no}: not valid JSON ({e.msg})") from e
-        except RecursionError as e:
-            raise ValueError(f"{name} line {line_no}: not valid JSON (nested too deeply)") from e
-        if not isinstance(row, dict):
-            raise ValueError(f"{name} line {line_no}: expected a JSON object, got {type(row).__name__}")
-        rows.append((f"line {line_no}", row))
+        rows.append((f"line {line_no}", json_object_line(line, f"{name} line {line_no}")))
     return _build(rows, name)
 
 
@@ -443,15 +448,7 @@ def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
 def _jsonl_row(path: Path, line_no: int, line: str) -> Iterable[tuple[str, dict[str, Any]]]:
     if line.strip():
         where = f"{path.name} line {line_no}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{where}: not valid JSON ({e.msg})") from e
-        except RecursionError as e:
-            raise ValueError(f"{where}: not valid JSON (nested too deeply)") from e
-        if not isinstance(row, dict):
-            raise ValueError(f"{where}: expected a JSON object")
-        yield where, row
+        yield where, json_object_line(line, where)
 
 
 def _required_id(row: dict[str, Any], where: str) -> str:

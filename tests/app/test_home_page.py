@@ -151,14 +151,19 @@ def test_prepare_the_demo_asks_both_every_golden_question_in_the_background_and_
     assert len(runner_for(data_dir).jobs()) == 1  # chosen once for these documents and this configuration
 
 
-def test_a_cancelled_choice_is_not_restarted_until_asked(samples, data_dir):
-    at = _home().run()
+def _cancel_the_choice(at, data_dir) -> None:
+    """Start choosing the demo question, cancel that job, and rerun the page."""
     _click(at, "demo_choose")
     [job] = runner_for(data_dir).active()
     runner_for(data_dir).cancel(job.id)
     runner_for(data_dir).wait(job.id, 60)
     at.run()
     assert not at.exception
+
+
+def test_a_cancelled_choice_is_not_restarted_until_asked(samples, data_dir):
+    at = _home().run()
+    _cancel_the_choice(at, data_dir)
     assert "Choosing the question stopped" in _step_three(at)
     assert at.button(key="demo_choose").label == "Choose the question"
     assert runner_for(data_dir).active() == []
@@ -210,12 +215,7 @@ def test_a_cancelled_choice_keeps_offering_the_last_prepared_question(samples, d
     save_showcase(data_dir, "earlier-index", Showcase(golden.id, golden.question, "the agent found more", 0, 1, 1, 2,
                                                       60))
     at = _home().run()
-    _click(at, "demo_choose")
-    [job] = runner_for(data_dir).active()
-    runner_for(data_dir).cancel(job.id)
-    runner_for(data_dir).wait(job.id, 60)
-    at.run()
-    assert not at.exception
+    _cancel_the_choice(at, data_dir)
     text = _step_three(at)
     assert "stopped" in text and f"*“{md_inert(golden.question)}”*" in text and "serving index" in text
     assert at.button(key="demo_choose").label == "Choose the question"
