@@ -241,8 +241,12 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
     for passage in chosen:
         if "\n" in passage.text:  # a code block or table: quoted as a block, its citation after it
             lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
+        elif _LIST_ITEM.match(passage.text):
+            # A list item keeps its own marker, verbatim: the item as the document wrote it (a user reading it,
+            # or a check matching it against the source, finds it word for word).
+            lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
         else:
-            lines.append(f"- {_LIST_ITEM.sub('', passage.text)} [{passage.chunk_id}]")
+            lines.append(f"- {passage.text} [{passage.chunk_id}]")
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
     return ExtractiveAnswer(text="\n".join(lines), citations=citations, passages=chosen)
 

@@ -217,7 +217,8 @@ def test_extractive_answer_quotes_list_items_and_tables_whole():
     parts = ["Which port does the API use", "How do I rotate the key"]
     hits = [Hit(table, 1.0, 0.9), Hit(steps, 0.9, 0.8)]
     plain = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts)
-    assert plain.text.endswith("- Press Rotate key now. [l1]")  # without its evidence known, the best item
+    # without its evidence known, the best item, verbatim with its own marker (a list-item quote matches the source)
+    assert plain.text.endswith("\n2. Press Rotate key now. [l1]")
     answer = extractive_answer("Which port does the API use? How do I rotate the key?", hits, parts,
                                steps_from={parts[0]: ["t1"], parts[1]: ["l1"]})
     # the how-to part is answered by the steps of its evidence, the numbered list whole (not its one best item)
@@ -226,7 +227,7 @@ def test_extractive_answer_quotes_list_items_and_tables_whole():
     assert answer.citations == ["t1", "l1"]
     # a question that does not ask how quotes the best item alone
     fact = extractive_answer("Which button rotates the key?", [Hit(steps, 0.9, 0.8)])
-    assert fact.text == EXTRACTIVE_NOTE + "\n\n- Press Rotate key now. [l1]"
+    assert fact.text == EXTRACTIVE_NOTE + "\n\n2. Press Rotate key now. [l1]"
 
 
 def test_final_context_keeps_the_best_within_the_budget_after_gathering_more(fake_index, fake_retriever):
