@@ -169,7 +169,8 @@ def test_applied_settings_hold_after_a_reload_and_in_a_second_session(served, pa
             where.locator('[data-testid="stSidebarNav"]').get_by_text("Home", exact=True).click()
             _settle(where)
             metric = where.locator('[data-testid="stMetric"]').filter(has_text="Saved configurations")
-            assert metric.locator('[data-testid="stMetricValue"]').inner_text().strip() == "1"
+            # Applying settings changes the active configuration only; no named one is saved (snapshots, issue 35.4).
+            assert metric.locator('[data-testid="stMetricValue"]').inner_text().strip() == "0"
         _check_clean(page, "reindex_second_session")
     finally:
         second.context.close()
