@@ -31,18 +31,15 @@ def is_folder_archive(data: bytes) -> bool:
 
 
 def _wanted(member: str) -> bool:
-    parts = PurePosixPath(member).parts
-    if any(p.startswith(".") or p.lower() in _SKIPPED_PARTS for p in parts):
-        return False
-    name = parts[-1] if parts else ""
-    return extension(name) in SUPPORTED_EXTENSIONS or (extension(name) == "" and name.lower() in CODE_FILENAMES)
+    return skip_reason(member) is None
 
 
 def skip_reason(member: str) -> str | None:
-    """Why archive member ``member`` is not loaded (None: it is), so a skipped file can be named with its reason."""
+    """Why archive member ``member`` is not loaded (None: it is): the one rule ``expand_zip`` keeps members by, so a
+    skipped file is named with its reason and a loaded one never is."""
     path = member.replace("\\", "/")
     parts = PurePosixPath(path).parts
-    if path.startswith("/") or ".." in parts:
+    if ".." in parts:
         return "refused: its path escapes the archive"
     for p in parts[:-1]:
         if p.startswith(".") or p.lower() in _SKIPPED_PARTS:
@@ -50,9 +47,10 @@ def skip_reason(member: str) -> str | None:
     name = parts[-1] if parts else ""
     if name.startswith("."):
         return "skipped: a hidden file"
-    if _wanted(path):
-        return None
     ext = extension(name)
+    if name.lower() not in _SKIPPED_PARTS and (
+            ext in SUPPORTED_EXTENSIONS or (ext == "" and name.lower() in CODE_FILENAMES)):
+        return None
     return f"skipped: unsupported type ({ext or 'no extension'})"
 
 
