@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import urllib.error
 import urllib.parse
@@ -115,7 +116,7 @@ def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> lis
             raw = float(result.get("score") or 0.0)
         except (TypeError, ValueError, OverflowError):
             continue  # a result whose score is not a number drops only itself
-        if raw != raw or raw in (float("inf"), float("-inf")):
+        if not math.isfinite(raw):
             continue
         chunk = _chunk_for(result, len(hits))
         if chunk is None:
