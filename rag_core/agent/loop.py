@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from rag_core.agent.agent_types import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
-from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
+from rag_core.agent.answer import NOT_FOUND, extractive_answer, part_answer
 from rag_core.agent.context import AgentContext
-from rag_core.agent.coverage import judge_coverage, not_found_answer
-from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence, part_evidence
+from rag_core.agent.coverage import PART_COVERED, embedder_id, judge_coverage, not_found_answer, text_relevance
+from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence
 from rag_core.agent.plan import QuestionPlan
 from rag_core.agent.plan_model import plan_with_model
 from rag_core.agent.policies import make_policy
@@ -208,31 +208,21 @@ def run_agent(
             run.steps[-1].args = {"answer": answer, "citations": []}
             run.steps[-1].reason += f"; not found: {found_reason}"
     covered = covered_evidence(coverage, context.hits) if extractive and found else None
-    # Each covered part's best evidence (with its sections' other held chunks), by the part's text and query.
-    best = {}
-    for part in coverage if covered else ():
-        if part.covered:
-            best[part.text] = best[part.query] = part_evidence(part, context.hits)[0]
-    # A covered how-to part whose best evidence holds steps the answer does not quote.
-    stepless = [part.text for part in coverage
-                if part.text in best and steps_missing(part.text, best[part.text], context.hits, answer)]
-    if covered and (stepless or any(c not in covered for c in citations)):
-        # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
-        # is not grounded (``grounding.check_grounding``), however many words it shares with the question. A
-        # how-to part is answered by the steps of its best evidence. Any other answer is kept as the policy gave
-        # it: re-quoting every answer from the covered evidence quoted fewer gold spans (FastAPI at 1,000 tokens
-        # 0.152 -> 0.121).
-        if len(coverage) == 1:
-            best[question] = best[coverage[0].text]
-        extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered],
-                                      run.sub_queries, min_score=0.0, steps_from=best)
-        if extracted.citations and extracted.text != answer:
-            answer, citations = extracted.text, extracted.citations
+    if covered is not None and context.hits:
+        # What a person reads: each part of the plan answered, in its order, by the units of its own evidence
+        # that answer it (``answer.part_answer``), a part under the threshold saying so. The policy's answer (the
+        # passages holding most of the question's words) quoted 0.172 of the FastAPI places at 1,500 tokens.
+        embed, embedder = getattr(index, "embed_texts", None), embedder_id(index)
+        quoted = part_answer(question, coverage, context.hits,
+                             lambda queries, texts: text_relevance(queries, texts, embed, embedder),
+                             threshold=PART_COVERED)
+        if quoted.citations:
+            answer, citations = quoted.text, quoted.citations
+            # A one-part question under the threshold quotes its closest passages under a heading that says so:
+            # they are its evidence, checked as such (each quote still against the passage it cites).
+            covered |= set(quoted.citations) if all(not p.covered for p in coverage) else set()
             if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
                 run.steps[-1].args = {"answer": answer, "citations": citations}
-    if found and extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
-        missing = "; ".join(" ".join(part.text.split()) for part in coverage if not part.covered)
-        answer += f"\n\nNo passage found covers: {missing}"
     checked = grounding_of(context, answer, found, extractive=extractive, covered=covered, question=question)
     attributed = [] if extractive else list(dict.fromkeys([*attributed, *checked.attributed]))
     sources = citation_sources(citations, [c for c in citations if c not in attributed], attributed, extractive)
