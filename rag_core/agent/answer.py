@@ -266,16 +266,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
             chosen.append(passage)
     if not chosen:
         return ExtractiveAnswer(text=NOT_FOUND, citations=[])
-    lines = [EXTRACTIVE_NOTE, ""]
-    for passage in chosen:
-        if "\n" in passage.text:  # a code block or table: quoted as a block, its citation after it
-            lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
-        elif _LIST_ITEM.match(passage.text):
-            # A list item keeps its own marker, verbatim: the item as the document wrote it (a user reading it,
-            # or a check matching it against the source, finds it word for word).
-            lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
-        else:
-            lines.append(f"- {passage.text} [{passage.chunk_id}]")
+    lines = [EXTRACTIVE_NOTE, "", *_quoted_lines(chosen)]
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
     return ExtractiveAnswer(text="\n".join(lines), citations=citations, passages=chosen)
 
@@ -419,7 +410,8 @@ def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, rele
 
 def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
     """The answer's lines quoting ``passages``: a block (code, table, steps) whole with its citation under it, a
-    list item with its own marker, a sentence as a bullet; each with its chunk id."""
+    list item with its own marker (verbatim: the item as the document wrote it, which a reader or a check matching
+    it against the source finds word for word), a sentence as a bullet; each with its chunk id."""
     lines: list[str] = []
     for passage in passages:
         if passage.kind == "code":  # source code: fenced, so it reads (and is checked) as code
