@@ -11,7 +11,7 @@ import logging
 
 import streamlit as st
 
-from rag_core.agent.coverage import embedder_id, score_parts
+from rag_core.agent.coverage import PART_COVERED, embedder_id, score_parts
 from rag_core.agent.plan import Part, plan_question
 from ui import agent_text
 from ui.safe_text import md_escape
@@ -39,10 +39,12 @@ def checklist_line(part: dict, by_id: dict, index, searched: bool = False) -> st
     if "covered" not in part:
         return line
     confidence = float(part.get("confidence", 0.0))
-    if part["covered"] and part.get("chunk_ids"):
+    # The check is the answer's own rule (``coverage.PART_COVERED``): a part at or above it is quoted, one under
+    # it is not; the number beside it says which side it fell on.
+    if part["covered"] and part.get("chunk_ids") and confidence >= PART_COVERED:
         where = ", ".join(evidence_label(c, by_id, index) for c in part["chunk_ids"])
-        return f"{line} — {COVERED} {where} ({confidence:.2f})"
-    return f"{line} — {MISSING} not found (best {confidence:.2f})"
+        return f"{line} — {COVERED} {where} ({confidence:.2f} ≥ {PART_COVERED:.2f})"
+    return f"{line} — {MISSING} not found (best {confidence:.2f} < {PART_COVERED:.2f})"
 
 
 def plan_markdown(plan: dict, parts: list[dict], hits, index) -> str | None:
@@ -54,6 +56,10 @@ def plan_markdown(plan: dict, parts: list[dict], hits, index) -> str | None:
     head = f":material/checklist: **Plan: {md_escape(plan.get('kind', 'multi-part'))}**"
     if plan.get("why"):
         head += f" · {md_escape(plan['why'])}"
+    if any("covered" in part for part in rows):
+        # Two thresholds meet here: the retrieval gate decides when to search again, this one what is answered.
+        head += (f" · a part counts as covered when its best evidence reaches {PART_COVERED:.2f} (not the "
+                 "retrieval threshold)")
     by_model = plan.get("by") == "model"
     lines = [f"{n}. {checklist_line(part, by_id, index, by_model)}" for n, part in enumerate(rows, start=1)]
     return "\n".join([head, "", *lines])

@@ -16,15 +16,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.terms import content_terms
 from rag_core.tokens import count_tokens
 from rag_core.types import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXTRACTIVE_NOTE = (
     "Extractive answer (offline policy): passages quoted verbatim from the documents, not written by a model."
@@ -34,6 +37,9 @@ NOT_FOUND = "I could not find this in the indexed documents. (Offline policy: an
 WHOLE_BLOCK_TOKENS = 220
 # A numbered list up to this many tokens is also a passage whole (the steps of a procedure, with their commands).
 STEPS_TOKENS = 320
+# Source code is quoted in blocks of about this many tokens at most (blank-line separated blocks joined).
+CODE_UNIT_TOKENS = 120
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 # A how-to query's score for a whole numbered list over a sentence holding as many of its words: it asks for steps.
 STEPS_BONUS = 0.2
 # Most passages quoted: one per part of the question and one more, never fewer than 3.
@@ -75,6 +81,9 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
     text = chunk.text.strip()
     if not text:
         return []
+    if chunk.chunk_type == "code" and not _FENCE_LINE.match(text):
+        # Source code (a chunk of a code file, not a fenced block of a page): its passages are its blocks.
+        return [Passage(block, chunk.id, 0.0, (rank, i), kind="code") for i, block in enumerate(code_blocks(text))]
     if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS:
         # Quote the block whole, without the heading lines that open a section chunk.
         body = "\n".join(line for line in text.splitlines() if not re.match(r"\s{0,3}#{1,6}\s", line)).strip()
@@ -129,6 +138,26 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
                  if re.search(r"\w", p) and not (p.rstrip().endswith(":") and len(p.split()) < 8)]
     steps = [Passage(block, chunk.id, 0.0, (rank, -1), kind="steps") for block in numbered_lists(text)]
     return units_out + steps
+
+
+def code_blocks(code: str, limit: int | None = None) -> list[str]:
+    """``code`` cut at blank lines into blocks (a function, a group of statements: where its author paused),
+    consecutive blocks joined while they fit ``limit`` tokens (``CODE_UNIT_TOKENS``); a block is never cut."""
+    limit = limit or CODE_UNIT_TOKENS
+    blocks: list[str] = []
+    sizes: list[int] = []
+    for piece in re.split(r"\n(?:[ \t]*\n)+", code.strip("\n")):
+        piece = piece.strip("\n")
+        if not piece.strip():
+            continue
+        size = count_tokens(piece)
+        if blocks and sizes[-1] + size <= limit:
+            blocks[-1] += "\n\n" + piece
+            sizes[-1] += size
+        else:
+            blocks.append(piece)
+            sizes.append(size)
+    return blocks
 
 
 def numbered_lists(text: str) -> list[str]:
@@ -237,16 +266,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], sub_queries: Sequence[
             chosen.append(passage)
     if not chosen:
         return ExtractiveAnswer(text=NOT_FOUND, citations=[])
-    lines = [EXTRACTIVE_NOTE, ""]
-    for passage in chosen:
-        if "\n" in passage.text:  # a code block or table: quoted as a block, its citation after it
-            lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
-        elif _LIST_ITEM.match(passage.text):
-            # A list item keeps its own marker, verbatim: the item as the document wrote it (a user reading it,
-            # or a check matching it against the source, finds it word for word).
-            lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
-        else:
-            lines.append(f"- {passage.text} [{passage.chunk_id}]")
+    lines = [EXTRACTIVE_NOTE, "", *_quoted_lines(chosen)]
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
     return ExtractiveAnswer(text="\n".join(lines), citations=citations, passages=chosen)
 
@@ -269,9 +289,137 @@ def _overlapping(passage: Passage, chosen: Sequence[Passage]) -> bool:
     return False
 
 
-def steps_missing(query: str, chunk_ids: Collection[str], hits: Sequence[Hit], answer: str) -> bool:
-    """Whether ``query`` asks how to do something and one of the ``chunk_ids`` holds a numbered list of steps that
-    ``answer`` does not quote whole."""
-    ids = set(chunk_ids)
-    lists = [block for h in hits if h.chunk.id in ids for block in numbered_lists(h.chunk.text)]
-    return bool(lists) and _how_to(query) and not any(block in answer for block in lists)
+# The per-part answer (``part_answer``): for each part of the plan, its best evidence chunks by the plan's own
+# relevance, and within them the units (sentences, list items, table rows, blocks) that answer the part.
+# How many of a part's most relevant chunks its quotes are taken from; how many units a part quotes at most, and
+# in how many tokens. Measured on the agent's contexts at 1,500 tokens (share of gold places the answer quotes,
+# FastAPI / code): 4 chunks, 5 units, 300 tokens 0.354 / 0.552; 5, 6, 350: 0.384 / 0.592; 5, 7, 400: 0.404 /
+# 0.621 with answers a third longer (median 328 tokens against 278 on FastAPI). The middle one: a part reads as
+# a paragraph or two, not a page.
+PART_CHUNKS = 5
+PART_UNITS = 6
+PART_TOKENS = 350
+# A unit is ranked by its own relevance to the part and its chunk's, half each: the unit alone misses what its
+# chunk is about (a sentence saying "it" of the option the section names), the chunk alone cannot tell its units
+# apart.
+UNIT_WEIGHT = 0.5
+Relevance = Callable[[Sequence[str], Sequence[str]], "np.ndarray"]
+
+
+@dataclass(slots=True)
+class PartQuote:
+    """What the answer says for one part: its quoted passages, or why it quotes none."""
+
+    text: str
+    confidence: float
+    covered: bool
+    passages: list[Passage] = field(default_factory=list)
+
+
+def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], relevance: Relevance, *,
+                threshold: float, weak_single: bool = True) -> ExtractiveAnswer:
+    """Quote, part by part in the plan's order, the units of each part's best evidence that answer it.
+
+    ``parts``: the plan's parts as ``coverage.score_parts`` judged them (``text``, ``query``, ``confidence``);
+    ``relevance(queries, texts)``: the hybrid confidence the plan used (rows queries, columns texts). A part below
+    ``threshold`` quotes nothing and the answer says so. A question of one part below it (``weak_single``) quotes
+    its closest passages under a heading that says they are below the threshold: the documents were judged to
+    answer it, and the closest passages are what a reader needs to check that."""
+    hits = [h for h in hits if h.chunk.text.strip()]
+    # A part of the story ("our API sits behind a proxy that strips /api/v1.") is what the question is about, not
+    # a question: its words are in the question parts' queries already (``plan``), and it gets no answer of its own.
+    parts = [p for p in parts if getattr(p, "role", "question") != "context"] or list(parts)
+    if not hits or not parts:
+        return ExtractiveAnswer(text=NOT_FOUND, citations=[])
+    queries = [p.query or p.text for p in parts]
+    chunk_scores = relevance(queries, [h.chunk.text for h in hits])
+    chosen: list[Passage] = []
+    quotes: list[PartQuote] = []
+    for i, part in enumerate(parts):
+        confidence = float(part.confidence)
+        quote = PartQuote(part.text, confidence, confidence >= threshold)
+        quotes.append(quote)
+        if not quote.covered and not (weak_single and len(parts) == 1):
+            continue
+        row = [float(x) for x in chunk_scores[i]]
+        if quote.covered:
+            # A covered part quotes its evidence only: the chunks as relevant to it as ``threshold`` requires (the
+            # place quoted under a covered part is one the plan's check counts; FastAPI 0.384 -> 0.394 of places
+            # quoted, code 0.592 -> 0.578).
+            row = [x if x >= threshold else -1.0 for x in row]
+        quote.passages = _part_units(queries[i], part.text, hits, row, relevance, chosen)
+        chosen += quote.passages
+    if not chosen and len(parts) == 1:
+        return ExtractiveAnswer(text=NOT_FOUND, citations=[])
+    lines = [EXTRACTIVE_NOTE]
+    several = len(parts) > 1
+    for number, quote in enumerate(quotes, 1):
+        if several:
+            lines += ["", f"#### {number}. {' '.join(quote.text.split())}"]
+        if not quote.passages:
+            lines.append(f"No passage found covers: {' '.join(quote.text.split())} (best evidence "
+                         f"{quote.confidence:.2f}, under the {threshold:.2f} a part needs)")
+            continue
+        if not quote.covered:
+            lines += ["", f"#### Closest passages: best evidence {quote.confidence:.2f}, under the {threshold:.2f} a "
+                      "part needs to count as covered; check them before relying on them"]
+        lines.append("")
+        lines += _quoted_lines(quote.passages)
+    citations = list(dict.fromkeys(p.chunk_id for p in chosen))
+    return ExtractiveAnswer(text="\n".join(lines).strip(), citations=citations, passages=chosen)
+
+
+def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, relevance: Relevance,
+                chosen: Sequence[Passage]) -> list[Passage]:
+    """The units of one part's ``PART_CHUNKS`` most relevant chunks (by ``chunk_row``; a negative score is no
+    candidate) that answer it best, at most ``PART_UNITS`` within ``PART_TOKENS``."""
+    order = [j for j in sorted(range(len(hits)), key=lambda j: -float(chunk_row[j]))[:PART_CHUNKS]
+             if float(chunk_row[j]) >= 0]
+    how_to = _how_to(text) or _how_to(query)
+    pool: list[Passage] = []
+    for rank, j in enumerate(order):
+        units = [p for p in passages_of(hits[j], rank) if how_to or p.kind != "steps"]
+        pool += units
+        chunk_score = float(chunk_row[j])
+        for unit in units:
+            unit.score = (1 - UNIT_WEIGHT) * chunk_score  # the unit's own share is added below
+    if not pool:
+        return []
+    unit_scores = relevance([query], [p.text for p in pool])[0]
+    for unit, score in zip(pool, unit_scores, strict=True):
+        unit.score += UNIT_WEIGHT * float(score) + (STEPS_BONUS if unit.kind == "steps" else 0.0)
+    picked: list[Passage] = []
+    used = 0
+    taken = {p.text for p in chosen}
+    ranked = sorted(pool, key=lambda p: (-p.score, p.order))
+    for unit in ranked:
+        if len(picked) >= PART_UNITS:
+            break
+        if unit.text in taken or _overlapping(unit, [*chosen, *picked]):
+            continue
+        cost = count_tokens(unit.text)
+        if picked and used + cost > PART_TOKENS:
+            continue
+        picked.append(unit)
+        taken.add(unit.text)
+        used += cost
+    # Shown chunk by chunk (the most relevant first), each chunk's quotes in the order its document has them: an
+    # excerpt reads as the document does, not as a list of scores.
+    return sorted(picked, key=lambda p: p.order)
+
+
+def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
+    """The answer's lines quoting ``passages``: a block (code, table, steps) whole with its citation under it, a
+    list item with its own marker (verbatim: the item as the document wrote it, which a reader or a check matching
+    it against the source finds word for word), a sentence as a bullet; each with its chunk id."""
+    lines: list[str] = []
+    for passage in passages:
+        if passage.kind == "code":  # source code: fenced, so it reads (and is checked) as code
+            lines += ["", "```", passage.text, "```", f"[{passage.chunk_id}]", ""]
+        elif "\n" in passage.text:
+            lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
+        elif _LIST_ITEM.match(passage.text):
+            lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
+        else:
+            lines.append(f"- {passage.text} [{passage.chunk_id}]")
+    return lines

@@ -15,13 +15,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.agent.agent_types import Action, AgentResult, AgentRun, AgentState, AgentStep, Policy, SwitchPolicy, Turn
-from rag_core.agent.answer import NOT_FOUND, extractive_answer, steps_missing
+from rag_core.agent.answer import NOT_FOUND, extractive_answer, part_answer
 from rag_core.agent.context import AgentContext
-from rag_core.agent.coverage import judge_coverage, not_found_answer
-from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence, part_evidence
+from rag_core.agent.coverage import PART_COVERED, embedder_id, judge_coverage, not_found_answer, text_relevance
+from rag_core.agent.grounding import Grounding, check_grounding, citation_sources, covered_evidence
 from rag_core.agent.plan import QuestionPlan
 from rag_core.agent.plan_model import plan_with_model
 from rag_core.agent.policies import make_policy
@@ -68,6 +69,19 @@ def grounding_of(context: AgentContext, answer: str, found: bool = True, *, extr
     return check_grounding(answer, context.hits, extractive=extractive, covered=covered, question=question)
 
 
+@dataclass(slots=True)
+class _Ending:
+    """How the loop ended: the answer it has (None: none yet), its citations, and why it stopped."""
+
+    policy: Policy
+    answer: str | None = None
+    citations: list[str] = field(default_factory=list)
+    attributed: list[str] = field(default_factory=list)
+    stop_reason: str = ""
+    extractive: bool = False
+    fallback: str | None = None
+
+
 def run_agent(
     question: str,
     index: SearchIndex,
@@ -99,12 +113,11 @@ def run_agent(
     router = getattr(retriever, "llm", None)
     if router is not None and hasattr(router, "bounded") and deadline is not None:
         retriever = retriever.with_llm(router.bounded(deadline))  # the router's calls share the question's deadline
-    toolbox = ToolBox(index, retriever)
     context = AgentContext(config.agent.context_budget, config.retrieval.dedup_threshold, index.embed_texts)
     if state.context_hits:
         context.add(state.context_hits, count_offered=False)
-    run = AgentRun(question=question, config=config, toolbox=toolbox, context=context, state=state,
-                   on_text=on_answer_text, deadline=deadline, plan=plan)
+    run = AgentRun(question=question, config=config, toolbox=ToolBox(index, retriever), context=context,
+                   state=state, on_text=on_answer_text, deadline=deadline, plan=plan)
     client = getattr(policy, "client", None) or llm
     if plan is None and policy.name != "offline" and client is not None and config.agent.plan_by_model:
         plan, note = plan_with_model(question, client, deadline)
@@ -112,53 +125,56 @@ def run_agent(
             run.plan = plan
         run.warn(note)
     started = time.perf_counter()
-    fallback: str | None = None
-    answer: str | None = None
-    citations: list[str] = []
-    attributed: list[str] = []
-    stop_reason = ""
-    extractive = False
-    out_of_time = f"the time budget of {budget_s:g} s (RAG_LLM_TIME_BUDGET_S) ran out"
+    ending = _Ending(policy)
+    yield from _steps(run, ending, f"the time budget of {budget_s:g} s (RAG_LLM_TIME_BUDGET_S) ran out")
+    yield _finish(run, ending, index, started)
+
+
+def _stopped_step(run: AgentRun, policy: Policy, tool: str, reason: str, error: str, started: float) -> AgentStep:
+    """The step recording why the loop could not go on (the time budget ran out, the LLM endpoint failed)."""
+    context = run.context
+    step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason=reason, tool=tool, args={}, ok=False,
+                     error=error, threshold=run.threshold, context_tokens_in=context.tokens,
+                     context_tokens_out=context.tokens, context_budget=context.budget,
+                     elapsed_ms=(time.perf_counter() - started) * 1000)
+    run.steps.append(step)
+    return step
+
+
+def _steps(run: AgentRun, ending: _Ending, out_of_time: str) -> Iterator[AgentStep]:
+    """The loop: ask the policy, run its tool, yield the step, until ``done``, no steps left or no time left.
+    Records in ``ending`` the answer ``done`` gave (if any), the policy that gave it and why the loop stopped."""
+    policy = ending.policy
     policy.begin(run)
     while run.steps_left > 0:
         step_started = time.perf_counter()
         if run.deadline is not None and time.monotonic() >= run.deadline:
-            stop_reason = f"{out_of_time} after {len(run.steps)} steps; answered from what was found"
-            fallback = fallback or _time_fallback(run, out_of_time)
+            ending.stop_reason = f"{out_of_time} after {len(run.steps)} steps; answered from what was found"
+            ending.fallback = ending.fallback or _time_fallback(run, out_of_time)
             break
         try:
             action = policy.next_action(run)
         except SwitchPolicy as switch:
             run.warn(switch.reason)
-            policy = switch.policy
+            policy = ending.policy = switch.policy
             policy.begin(run)
             continue
         except LLMOutOfTime as e:
-            step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the question's time budget ran out",
-                             tool="out_of_time", args={}, ok=False, error=str(e), threshold=run.threshold,
-                             context_tokens_in=context.tokens, context_tokens_out=context.tokens,
-                             context_budget=context.budget, elapsed_ms=(time.perf_counter() - step_started) * 1000)
-            run.steps.append(step)
-            yield step
-            stop_reason = f"{out_of_time} while waiting for the LLM; answered from what was found"
-            fallback = fallback or _time_fallback(run, out_of_time)
+            yield _stopped_step(run, policy, "out_of_time", "the question's time budget ran out", str(e), step_started)
+            ending.stop_reason = f"{out_of_time} while waiting for the LLM; answered from what was found"
+            ending.fallback = ending.fallback or _time_fallback(run, out_of_time)
             break
         except (LLMError, *MODEL_DATA_ERRORS) as e:
             if not isinstance(e, LLMError) and policy.name == "offline":
                 raise  # a fault of ours: no model's reply is involved
             failure = str(e) if isinstance(e, LLMError) else f"unusable reply: {type(e).__name__}: {str(e)[:200]}"
-            fallback = f"LLM failed ({failure}); continued with the offline policy"
-            if getattr(toolbox.retriever, "llm", None) is not None:
+            ending.fallback = f"LLM failed ({failure}); continued with the offline policy"
+            if getattr(run.toolbox.retriever, "llm", None) is not None:
                 # The LLM router would hit the same failing endpoint on every search: this question's retriever
                 # goes on without it (the caller's keeps its own).
-                toolbox.retriever = toolbox.retriever.with_llm(None)
-            step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason="the LLM endpoint failed",
-                             tool="fallback", args={}, ok=False, error=failure, threshold=run.threshold,
-                             context_tokens_in=context.tokens, context_tokens_out=context.tokens,
-                             context_budget=context.budget, elapsed_ms=(time.perf_counter() - step_started) * 1000)
-            run.steps.append(step)
-            yield step
-            policy = OfflinePolicy()
+                run.toolbox.retriever = run.toolbox.retriever.with_llm(None)
+            yield _stopped_step(run, policy, "fallback", "the LLM endpoint failed", failure, step_started)
+            policy = ending.policy = OfflinePolicy()
             policy.begin(run)
             continue
         # The loop keeps what the policy decided about the question's parts (the tools rank within the focus).
@@ -174,12 +190,26 @@ def run_agent(
         yield step
         if action.tool == "done" and step.ok:
             done = DoneArgs.model_validate(step.args)
-            answer, citations = done.answer, done.citations
-            attributed = [c for c in action.attributed if c in citations]
-            stop_reason = "done: " + action.reason
-            extractive = policy.name == "offline" or action.extractive
-            fallback = action.fallback or fallback
+            ending.answer, ending.citations = done.answer, done.citations
+            ending.attributed = [c for c in action.attributed if c in done.citations]
+            ending.stop_reason = "done: " + action.reason
+            ending.extractive = policy.name == "offline" or action.extractive
+            ending.fallback = action.fallback or ending.fallback
             break
+
+
+def _show_answer(run: AgentRun, answer: str, citations: list[str], note: str = "") -> None:
+    """The timeline's last step shows the answer given, when it is ``done`` (``note`` added to its reason)."""
+    if run.steps and run.steps[-1].tool == "done":
+        run.steps[-1].args = {"answer": answer, "citations": citations}
+        run.steps[-1].reason += note
+
+
+def _finish(run: AgentRun, ending: _Ending, index: SearchIndex, started: float) -> AgentResult:
+    """The result: the answer judged against what the context covers, re-quoted part by part when extractive,
+    checked for grounding; the conversation state updated."""
+    question, context, policy = run.question, run.context, ending.policy
+    answer, citations, extractive, stop_reason = ending.answer, ending.citations, ending.extractive, ending.stop_reason
     if answer is None:
         if not stop_reason:
             stop_reason = f"out of steps ({run.max_steps}) before done; answered extractively from the context"
@@ -204,53 +234,40 @@ def run_agent(
             run.warn(f"the model's answer was not shown: {found_reason}")
         answer, citations = not_found_answer(found_reason, context.hits), []
         extractive = True
-        if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
-            run.steps[-1].args = {"answer": answer, "citations": []}
-            run.steps[-1].reason += f"; not found: {found_reason}"
+        _show_answer(run, answer, [], f"; not found: {found_reason}")
     covered = covered_evidence(coverage, context.hits) if extractive and found else None
-    # Each covered part's best evidence (with its sections' other held chunks), by the part's text and query.
-    best = {}
-    for part in coverage if covered else ():
-        if part.covered:
-            best[part.text] = best[part.query] = part_evidence(part, context.hits)[0]
-    # A covered how-to part whose best evidence holds steps the answer does not quote.
-    stepless = [part.text for part in coverage
-                if part.text in best and steps_missing(part.text, best[part.text], context.hits, answer)]
-    if covered and (stepless or any(c not in covered for c in citations)):
-        # Quote only the evidence that covers a part of the question: a quote from a chunk that answers no part
-        # is not grounded (``grounding.check_grounding``), however many words it shares with the question. A
-        # how-to part is answered by the steps of its best evidence. Any other answer is kept as the policy gave
-        # it: re-quoting every answer from the covered evidence quoted fewer gold spans (FastAPI at 1,000 tokens
-        # 0.152 -> 0.121).
-        if len(coverage) == 1:
-            best[question] = best[coverage[0].text]
-        extracted = extractive_answer(question, [h for h in context.hits if h.chunk.id in covered],
-                                      run.sub_queries, min_score=0.0, steps_from=best)
-        if extracted.citations and extracted.text != answer:
-            answer, citations = extracted.text, extracted.citations
-            if run.steps and run.steps[-1].tool == "done":  # the timeline's last step shows the answer given
-                run.steps[-1].args = {"answer": answer, "citations": citations}
-    if found and extractive and len(coverage) > 1 and any(not part.covered for part in coverage):
-        missing = "; ".join(" ".join(part.text.split()) for part in coverage if not part.covered)
-        answer += f"\n\nNo passage found covers: {missing}"
+    if covered is not None and context.hits:
+        # What a person reads: each part of the plan answered, in its order, by the units of its own evidence
+        # that answer it (``answer.part_answer``), a part under the threshold saying so. The policy's answer (the
+        # passages holding most of the question's words) quoted 0.172 of the FastAPI places at 1,500 tokens.
+        embed, embedder = getattr(index, "embed_texts", None), embedder_id(index)
+        quoted = part_answer(question, coverage, context.hits,
+                             lambda queries, texts: text_relevance(queries, texts, embed, embedder),
+                             threshold=PART_COVERED)
+        if quoted.citations:
+            answer, citations = quoted.text, quoted.citations
+            # A one-part question under the threshold quotes its closest passages under a heading that says so:
+            # they are its evidence, checked as such (each quote still against the passage it cites).
+            covered |= set(quoted.citations) if all(not p.covered for p in coverage) else set()
+            _show_answer(run, answer, citations)
     checked = grounding_of(context, answer, found, extractive=extractive, covered=covered, question=question)
-    attributed = [] if extractive else list(dict.fromkeys([*attributed, *checked.attributed]))
+    attributed = [] if extractive else list(dict.fromkeys([*ending.attributed, *checked.attributed]))
     sources = citation_sources(citations, [c for c in citations if c not in attributed], attributed, extractive)
-    formatted = context.formatted()
+    state = run.state
     state.turns.append(Turn(question=question, answer=answer, citations=citations))
     state.queries.extend(q for q in run.queries if q not in state.queries)
     state.retrieved_ids.extend(i for i in run.retrieved_ids if i not in state.retrieved_ids)
     state.context_hits = list(context.hits)
-    yield AgentResult(
+    return AgentResult(
         question=question, answer=answer, citations=citations, steps=run.steps,
-        context={**formatted.to_dict(), "trimmed": [  # chunks cut to their most relevant units (agent.compress)
+        context={**context.formatted().to_dict(), "trimmed": [  # chunks cut to their most relevant units (compress)
             {"chunk_id": h.chunk.id, "tokens": h.chunk.tokens, "trimmed_from": h.chunk.metadata["trimmed_from"],
              "units_kept": h.chunk.metadata.get("units_kept", "")}
             for h in context.hits if "trimmed_from" in h.chunk.metadata]},
         context_hits=list(context.hits), stop_reason=stop_reason, policy=policy.name, extractive=extractive,
         llm_tokens=sum(s.llm_tokens for s in run.steps), elapsed_ms=(time.perf_counter() - started) * 1000,
         dedup_saved_tokens=context.dedup_saved_tokens, dedup_saving_pct=context.dedup_saving_pct(),
-        dedup_offered_tokens=context.offered_tokens, fallback=fallback, grounded=checked.grounded,
+        dedup_offered_tokens=context.offered_tokens, fallback=ending.fallback, grounded=checked.grounded,
         grounding=checked.reason,
         warnings=list(run.warnings), found=found, found_reason=found_reason, plan=plan.to_dict(),
         parts=[part.to_dict() for part in coverage], unsupported=checked.unsupported, citation_sources=sources,

@@ -1,0 +1,100 @@
+"""The per-part extractive answer (``answer.part_answer``): each part of the plan answered from its own evidence,
+in the plan's order, the units that answer it rather than the ones that share a word with it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from rag_core.agent.answer import EXTRACTIVE_NOTE, NOT_FOUND, code_blocks, part_answer
+from rag_core.retrieval.terms import content_terms
+from rag_core.types import Hit
+from tests.fakes.executor import make_chunk
+
+
+def overlap(queries, texts):
+    """Share of each query's content terms a text holds (a stand-in for the plan's hybrid relevance)."""
+    out = np.zeros((len(queries), len(texts)), dtype=np.float32)
+    for i, query in enumerate(queries):
+        terms = content_terms(query)
+        for j, text in enumerate(texts):
+            held = set(content_terms(text))
+            out[i, j] = sum(t in held for t in terms) / len(terms) if terms else 0.0
+    return out
+
+
+def part(text, confidence, role="question", query=None):
+    return SimpleNamespace(text=text, query=query or text, confidence=confidence, role=role,
+                           covered=confidence >= 0.45)
+
+
+def hit(text, cid, chunk_type="paragraph", tokens=None):
+    chunk = make_chunk(text, cid=cid, tokens=tokens)
+    chunk.chunk_type = chunk_type
+    return Hit(chunk=chunk, score=1.0, confidence=0.5)
+
+
+HITS = [
+    hit("Deploy the service with the deploy command. Rollbacks restore the previous release. "
+        "The dashboard shows every release.", "deploy"),
+    hit("Logs are kept for 30 days. Log retention can be raised to 90 days on the Pro plan.", "logs"),
+]
+
+
+def test_parts_are_answered_in_the_plan_order_each_from_its_own_evidence():
+    parts = [part("How long are logs kept?", 0.8), part("How do rollbacks restore a release?", 0.7)]
+    answer = part_answer("q", parts, HITS, overlap, threshold=0.45)
+    text = answer.text
+    assert text.startswith(EXTRACTIVE_NOTE)
+    first, second = text.index("#### 1. How long are logs kept?"), text.index("#### 2. How do rollbacks")
+    assert first < text.index("Logs are kept for 30 days. [logs]") < second
+    assert second < text.index("Rollbacks restore the previous release. [deploy]")
+    assert answer.citations == ["logs", "deploy"]
+
+
+def test_a_part_under_the_threshold_quotes_nothing_and_says_so():
+    parts = [part("How long are logs kept?", 0.8), part("Which release does the dashboard show?", 0.3)]
+    text = part_answer("q", parts, HITS, overlap, threshold=0.45).text
+    assert "dashboard shows every release" not in text
+    assert text.splitlines()[-1] == ("No passage found covers: Which release does the dashboard show? "
+                                     "(best evidence 0.30, under the 0.45 a part needs)")
+
+
+def test_a_covered_part_quotes_only_chunks_as_relevant_as_the_threshold():
+    # "retention" is only in the logs chunk; the deploy chunk holds one of the part's three terms (0.33 < 0.45).
+    parts = [part("log retention release", 0.67)]
+    answer = part_answer("q", parts, HITS, overlap, threshold=0.45)
+    assert answer.citations == ["logs"]
+
+
+def test_the_story_of_a_question_gets_no_answer_of_its_own():
+    parts = [part("Our rollbacks happen every week.", 0.9, role="context"), part("How long are logs kept?", 0.8)]
+    text = part_answer("q", parts, HITS, overlap, threshold=0.45).text
+    assert "####" not in text and "Rollbacks" not in text and "Logs are kept for 30 days. [logs]" in text
+
+
+def test_a_one_part_question_under_the_threshold_shows_its_closest_passages_as_such():
+    text = part_answer("q", [part("How long are logs kept?", 0.3)], HITS, overlap, threshold=0.45).text
+    assert "#### Closest passages: best evidence 0.30, under the 0.45 a part needs" in text
+    assert "Logs are kept for 30 days. [logs]" in text
+    assert part_answer("q", [part("zebras", 0.3)], [], overlap, threshold=0.45).text == NOT_FOUND
+
+
+def test_a_part_quotes_its_units_in_document_order_within_a_chunk():
+    parts = [part("retention days logs Pro plan kept", 0.9)]
+    text = part_answer("q", parts, HITS, overlap, threshold=0.45).text
+    assert text.index("Logs are kept for 30 days.") < text.index("Log retention can be raised")
+
+
+def test_source_code_is_quoted_in_fenced_blocks_cut_at_blank_lines():
+    code = ("import os\n\n\ndef load_settings(path):\n    return os.environ.get(path)\n\n\n"
+            "def save_settings(path, value):\n    os.environ[path] = value\n")
+    assert code_blocks(code, limit=12) == ["import os", "def load_settings(path):\n    return os.environ.get(path)",
+                                           "def save_settings(path, value):\n    os.environ[path] = value"]
+    hits = [hit(code, "settings-py", chunk_type="code", tokens=400)]
+    text = part_answer("q", [part("Where are settings saved to the environ?", 0.6)], hits, overlap,
+                       threshold=0.45).text
+    # Small blocks are joined up to CODE_UNIT_TOKENS: the file's three blocks are one quote, verbatim, fenced.
+    assert "\n```\n" + code_blocks(code)[0] + "\n```\n[settings-py]" in text and len(code_blocks(code)) == 1
+    assert "- def" not in text  # never a line of code flattened into a bullet
