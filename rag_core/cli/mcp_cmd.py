@@ -1,4 +1,4 @@
-"""``python -m rag_core serve-mcp --collection NAME [--config SAVED] [--http [--host H] [--port N]]``: the
+"""``python -m rag_core serve-mcp [--collection NAME] [--config SAVED] [--http [--host H] [--port N]]``: the
 retrieval tools over MCP (stdio by default, streamable HTTP with ``--http``; a non-local host needs
 ``RAG_MCP_TOKEN``), and ``python -m rag_core tools --json``: the same tools as OpenAI function definitions."""
 
@@ -9,7 +9,8 @@ import argparse
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("serve-mcp", help="serve the retrieval tools to MCP clients (stdio or HTTP)")
-    parser.add_argument("--collection", required=True, help="index (collection) name, as given to ingest")
+    parser.add_argument("--collection", help="index (collection) name, as given to ingest (default: the index "
+                                             "serving the active configuration, followed across re-indexes)")
     parser.add_argument("--config", metavar="NAME", help="saved configuration to serve (default: the active one)")
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1; any other needs "

@@ -53,7 +53,8 @@ def test_stdio_lists_tools_and_search_matches_in_process(collection):
     served = [c["chunk_id"] for c in search.structured_content["chunks"]]
     settings = get_settings()
     index = open_collection(collection, settings)
-    local = ToolBox(index, open_retriever(index, active_config(settings).retrieval, settings)).execute(
+    local = ToolBox(index, open_retriever(index, active_config(settings).retrieval, settings),
+                    config_defaults=True).execute(
         "search", {"query": "rotate the API key", "max_results": 3})
     assert served and served == [c.id for c in local.chunks]
     assert not docs.is_error and "guide.md" in docs.content[0].text
