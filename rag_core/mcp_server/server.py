@@ -20,6 +20,7 @@ MCP_NAMES = {"search": "search_documents", "list_documents": "list_documents", "
              "read_section": "read_section", "zoom_in": "zoom_in", "zoom_out": "zoom_out"}
 AGENT_NAMES = {mcp: agent for agent, mcp in MCP_NAMES.items()}
 CALL_TIMEOUT_S = 30.0
+MAX_CONCURRENT_CALLS = 4
 
 
 SEARCH_NOTE = (" Arguments left out take the served configuration's values, so a query alone searches as the "
@@ -190,14 +191,50 @@ def _client(ctx) -> str:
         return "unknown"
 
 
-def build_server(backend: Backend) -> Server:
+class CallGate:
+    """At most ``limit`` tool calls run at once; one more is refused at once ("busy, retry"), never queued.
+
+    The worker thread gives its slot back when it really ends, so a call cut off by the timeout still holds its
+    slot while it runs on: slow requests cannot pile up threads or starve the app sharing the machine.
+    """
+
+    def __init__(self, limit: int = MAX_CONCURRENT_CALLS) -> None:
+        if not 1 <= limit <= 64:
+            raise ValueError(f"the concurrent call limit must be between 1 and 64 (got {limit})")
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def try_enter(self) -> bool:
+        return self._slots.acquire(blocking=False)
+
+    def leave(self) -> None:
+        self._slots.release()
+
+    def run(self, func, *args):
+        """Run ``func`` in the worker thread, then free the slot ``try_enter`` took."""
+        try:
+            return func(*args)
+        finally:
+            self.leave()
+
+
+def busy_message(limit: int) -> str:
+    return f"busy: {limit} tool call(s) already running on this server; retry in a moment"
+
+
+def build_server(backend: Backend, gate: CallGate | None = None) -> Server:
+    gate = gate or CallGate()
+
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
 
     async def call_tool(ctx, params) -> types.CallToolResult:
+        if not gate.try_enter():
+            return _error(busy_message(gate.limit))
         try:
             with anyio.fail_after(CALL_TIMEOUT_S):
-                return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments, _client(ctx))
+                return await anyio.to_thread.run_sync(gate.run, backend.call, params.name, params.arguments,
+                                                      _client(ctx), abandon_on_cancel=True)
         except TimeoutError:
             return _error(f"{params.name} took longer than {CALL_TIMEOUT_S:.0f} s")
         except Exception as e:  # noqa: BLE001 - a client gets a tool error, never a traceback
@@ -206,10 +243,10 @@ def build_server(backend: Backend) -> Server:
     return Server("agentic-rag-studio", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(backend: Backend) -> None:
+async def serve_stdio(backend: Backend, max_calls: int = MAX_CONCURRENT_CALLS) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(backend)
+    server = build_server(backend, CallGate(max_calls))
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -217,7 +254,8 @@ async def serve_stdio(backend: Backend) -> None:
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None):
+def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+             max_calls: int = MAX_CONCURRENT_CALLS):
     """The streamable-HTTP app: Host/Origin checks (DNS rebinding) always on; a bearer token when ``token``."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -227,7 +265,7 @@ def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token:
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=origins)
-    app = build_server(backend).streamable_http_app(transport_security=security, host=host)
+    app = build_server(backend, CallGate(max_calls)).streamable_http_app(transport_security=security, host=host)
     if token:
         app.add_middleware(_BearerMiddleware, token=token)
     return app
@@ -254,7 +292,8 @@ class _BearerMiddleware:
         await self.app(scope, receive, send)
 
 
-def serve_http(backend: Backend, host: str, port: int, token: str | None) -> None:
+def serve_http(backend: Backend, host: str, port: int, token: str | None,
+               max_calls: int = MAX_CONCURRENT_CALLS) -> None:
     import uvicorn
 
-    uvicorn.run(http_app(backend, host, port, token), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(backend, host, port, token, max_calls), host=host, port=port, log_level="warning")

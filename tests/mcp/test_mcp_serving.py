@@ -93,3 +93,79 @@ def test_search_schema_has_no_agent_defaults():
     assert "served configuration" in search.description
     zoom = next(t for t in mcp_tools() if t.name == "zoom_in")
     assert zoom.input_schema["required"] == ["section_id"]
+
+
+TOPICS = ("retry", "cache", "quota", "token")
+
+
+def _topic_doc(topic: str):
+    body = "\n\n".join(f"## {topic.title()} part {i}\n\nThe {topic} rule {i} says what the {topic} limit does when "
+                       f"it is reached, in some detail, with a second sentence about {topic} tuning." for i in range(8))
+    return load_bytes(f"{topic}.md", f"# {topic.title()}\n\n{body}\n".encode())
+
+
+@pytest.fixture
+def reindex_paused(monkeypatch):
+    """Each document of a job is its own commit, and the job waits after the first until ``go`` is set."""
+    import threading
+
+    from rag_core import jobs
+
+    go, first_done = threading.Event(), threading.Event()
+    original = jobs._ingest_batch
+
+    def batch(runner, work, index, docs, files):
+        original(runner, work, index, docs, files)
+        first_done.set()
+        assert go.wait(60), "the test never let the job go on"
+
+    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])
+    monkeypatch.setattr(jobs, "_ingest_batch", batch)
+    yield go, first_done
+    go.set()
+
+
+def test_the_server_answers_from_the_serving_index_while_a_reindex_runs_then_follows_it(data_dir, reindex_paused):
+    from rag_core.activestate import pointer
+    from rag_core.config import ChunkingConfig
+    from rag_core.jobs import JobRunner
+    from rag_core.reindex import start_reindex
+
+    go, first_done = reindex_paused
+    settings = Settings(data_dir=data_dir)
+    old = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
+    new = old.model_copy(update={"chunking": ChunkingConfig(max_tokens=64, overlap=8)})
+    store = DocumentStore(data_dir)
+    docs = [store.add(_topic_doc(topic))[0] for topic in TOPICS]
+    open_index(old, settings).ingest(docs)
+    activate(settings, old)
+    runner = JobRunner(data_dir)
+
+    async def found(session) -> set[str]:
+        names = set()
+        for topic in TOPICS:
+            result = await session.call_tool("search_documents", {"query": f"{topic} rule limit", "max_results": 3})
+            assert not result.is_error, result.content[0].text
+            names |= {c["doc_id"] for c in result.structured_content["chunks"]}
+        return names
+
+    async def body():
+        async with stdio_client(server_params()) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            before = await found(session)
+            job = start_reindex(settings, new, open_index(new, settings), docs, runner=runner)
+            assert await anyio.to_thread.run_sync(first_done.wait, 60)
+            assert pointer(settings).reindex is not None and len(open_index(new, settings).documents()) == 1
+            during = await found(session)  # the half-built index holds one document; the server still has four
+            go.set()
+            final = await anyio.to_thread.run_sync(runner.wait, job.id)
+            assert final.state == "done", final.message
+            assert pointer(settings).serving.collection == new.collection_name()
+            after = await found(session)  # the old index is removed: the server follows the swap, no restart
+            probe = await session.call_tool("search_documents", {"query": "quota rule limit", "max_results": 1})
+            return before, during, after, probe
+
+    before, during, after, probe = anyio.run(body)
+    all_docs = {d.id for d in docs}
+    assert before == during == after == all_docs
+    assert probe.structured_content["chunks"][0]["tokens"] <= 64  # served from the new, finer index
