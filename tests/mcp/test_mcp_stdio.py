@@ -82,3 +82,23 @@ def test_stdio_calls_are_logged(collection, data_dir):
     assert [c["tool"] for c in logged] == ["search_documents", "zoom_out"]
     assert logged[0]["chunk_ids"] == [c["chunk_id"] for c in search.structured_content["chunks"]]
     assert logged[0]["ok"] and not logged[1]["ok"] and logged[0]["latency_ms"] > 0
+
+
+def test_stdio_client_name_from_initialize_is_logged(collection, data_dir):
+    from mcp import types
+
+    from rag_core.mcp_server.calllog import read_calls
+
+    async def run():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "rag_core", "serve-mcp", "--collection",
+                                                                     collection], env=dict(os.environ))
+        info = types.Implementation(name="cursor-like-agent", version="0.9")
+        async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as session:
+            await session.initialize()
+            await session.call_tool("list_documents", {})
+            await session.call_tool("search_documents", {"query": "rotate the API key"})
+
+    anyio.run(run)
+    logged = read_calls(data_dir)
+    assert [c["client"] for c in logged] == ["cursor-like-agent", "cursor-like-agent"]
+    assert logged[1]["result_chars"] > 0
