@@ -120,8 +120,9 @@ class Backend:
 
         start = time.perf_counter()
         result = self._call(name, arguments)
-        ids = [c["chunk_id"] for c in (result.structured_content or {}).get("chunks", [])]
-        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {}, chunk_ids=ids,
+        chunks = (result.structured_content or {}).get("chunks", [])
+        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {},
+               chunk_ids=[c["chunk_id"] for c in chunks], doc_ids=[c["doc_id"] for c in chunks],
                latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
                error=result.content[0].text if result.is_error else None,
                result_chars=sum(len(c.text) for c in result.content if isinstance(c, types.TextContent)))
