@@ -225,6 +225,9 @@ def busy_message(limit: int) -> str:
 
 def build_server(backend: Backend, gate: CallGate | None = None) -> Server:
     gate = gate or CallGate()
+    # The calls' own worker threads: never short of one while the gate admits a call (the SDK's stdio transport
+    # reads stdin through anyio's shared default threads), and a timed-out call holds its thread until it ends.
+    threads = anyio.CapacityLimiter(gate.limit)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
@@ -235,7 +238,7 @@ def build_server(backend: Backend, gate: CallGate | None = None) -> Server:
         try:
             with anyio.fail_after(CALL_TIMEOUT_S):
                 return await anyio.to_thread.run_sync(gate.run, backend.call, params.name, params.arguments,
-                                                      _client(ctx), abandon_on_cancel=True)
+                                                      _client(ctx), abandon_on_cancel=True, limiter=threads)
         except TimeoutError:
             return _error(f"{params.name} took longer than {CALL_TIMEOUT_S:.0f} s")
         except Exception as e:  # noqa: BLE001 - a client gets a tool error, never a traceback
