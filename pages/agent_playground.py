@@ -1,4 +1,5 @@
-"""Agent Playground: chat with the agent and watch every step — route, k, confidence, zoom, de-dup, tokens."""
+"""Agent Playground: chat with the agent and watch every step — route, k, confidence, zoom, de-dup, tokens; and
+the calls external agents make over MCP (Connected agents)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import streamlit as st
 
 from rag_core.agent import AgentState
 from rag_core.types import POLICY_NAMES
-from ui import agent_view, engineer, state
+from ui import agent_view, engineer, mcp_view, state
 from ui.router import through_app
 from ui.safe_text import md_escape
 from ui.state import KEEP
@@ -97,3 +98,4 @@ elif asked:
         with details_box:
             agent_view.render_details(result, len(chat))
         chat.append((asked, result, baseline, coverage))
+mcp_view.render()  # Connected agents: external agents' MCP calls, live, and the hand-over panel

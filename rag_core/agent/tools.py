@@ -240,10 +240,14 @@ class ToolOutcome:
 class ToolBox:
     """Runs tools against an ``Index`` and a ``Retriever``; navigation tools use the index's helpers."""
 
-    def __init__(self, index: SearchIndex, retriever: Retriever, *, zoom_keep: int = 2) -> None:
+    def __init__(self, index: SearchIndex, retriever: Retriever, *, zoom_keep: int = 2,
+                 config_defaults: bool = False) -> None:
         self.index = index
         self.retriever = retriever
         self.zoom_keep = zoom_keep
+        # True (the MCP server): a search argument left out keeps the retriever's configured value, so a query
+        # alone searches exactly as the Retrieval Lab does; False (the agent): the argument model's defaults.
+        self.config_defaults = config_defaults
         self._names: dict[str, str] | None = None
 
     def source_name(self, doc_id: str) -> str:
@@ -289,24 +293,29 @@ class ToolBox:
 
     def _search(self, args: SearchArgs, exclude_ids, previous_queries, focus_query) -> ToolOutcome:
         base = self.retriever.config
+        given = args.model_fields_set if self.config_defaults else set(SearchArgs.model_fields)
         # Every value comes from the validated SearchArgs and stays within the base's bounds (k up to its max_k), so
         # the typed copy needs no second validation per search.
-        changes: dict[str, Any] = {"granularity": args.granularity, "initial_k": min(args.max_results, base.max_k)}
-        if args.strategy != "auto":
+        changes: dict[str, Any] = {}
+        if "granularity" in given:
+            changes["granularity"] = args.granularity
+        if "max_results" in given:
+            changes["initial_k"] = min(args.max_results, base.max_k)
+        if args.strategy != "auto" and "strategy" in given:
             changes["strategy"] = args.strategy
-        if not args.widen:
+        if not args.widen and "widen" in given:
             changes["max_iterations"] = 1
         chunk_types = FOCUS_CHUNK_TYPES[args.focus_area]
-        if chunk_types is not None:
+        if "focus_area" in given and chunk_types is not None:
             changes["chunk_types"] = list(chunk_types)
-        else:
+        elif "focus_area" in given:
             # The focus area is the agent's explicit choice of content type: "general" and "fact" mean no
             # chunk-type filter, so the retriever must not add its own intent filter either.
             changes["use_intent_filter"] = False
         result = self.retriever.retrieve(args.query, exclude_ids=tuple(exclude_ids),
                                          previous_queries=tuple(previous_queries),
                                          config=base.model_copy(update=changes))
-        hits = list(result.hits)[: args.max_results]
+        hits = list(result.hits)[: args.max_results] if "max_results" in given else list(result.hits)
         if not hits:
             observation = (f"No chunks found for {args.query!r} at {args.granularity} granularity "
                            f"(confidence {result.confidence:.2f}). Try other words or another granularity.")

@@ -19,13 +19,16 @@ def log_path(data_dir: Path) -> Path:
 
 
 def record(data_dir: Path, *, client: str, tool: str, arguments: dict, chunk_ids: list[str], latency_ms: float,
-           ok: bool, error: str | None = None) -> None:
+           ok: bool, error: str | None = None, result_chars: int = 0, doc_ids: list[str] | None = None) -> None:
+    """Append one call; ``doc_ids`` (parallel to ``chunk_ids``) let the studio open each chunk in the Explorer."""
     path = log_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     args_text = json.dumps(arguments, ensure_ascii=False, default=str)[:MAX_ARG_CHARS]
     line = json.dumps({"time": time.time(), "client": client[:200], "tool": tool[:100], "arguments": args_text,
-                       "chunk_ids": chunk_ids[:50], "latency_ms": round(latency_ms, 2), "ok": ok,
-                       "error": (error or "")[:500] or None}, ensure_ascii=False) + "\n"
+                       "chunk_ids": chunk_ids[:50], "doc_ids": (doc_ids or [])[:50],
+                       "latency_ms": round(latency_ms, 2), "ok": ok,
+                       "error": (error or "")[:500] or None,
+                       "result_chars": result_chars}, ensure_ascii=False) + "\n"
     with FileLock(str(path) + ".lock", timeout=10):
         with path.open("a", encoding="utf-8") as f:
             f.write(line)

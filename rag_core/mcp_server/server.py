@@ -7,24 +7,44 @@ validates the arguments and never raises for bad input; the result text keeps th
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 from mcp import types
 from mcp.server.lowlevel.server import Server
 
-from rag_core.agent.tools import TOOL_ARGS, ToolBox, tool_definitions
+from rag_core.agent.tools import TOOL_ARGS, ToolBox, ToolOutcome, tool_definitions, untrusted_text
 
 # MCP name of each agent tool served ("done" is the agent's own ending, not a retrieval tool).
 MCP_NAMES = {"search": "search_documents", "list_documents": "list_documents", "list_sections": "list_sections",
              "read_section": "read_section", "zoom_in": "zoom_in", "zoom_out": "zoom_out"}
 AGENT_NAMES = {mcp: agent for agent, mcp in MCP_NAMES.items()}
 CALL_TIMEOUT_S = 30.0
+MAX_CONCURRENT_CALLS = 4
+
+
+SEARCH_NOTE = (" Arguments left out take the served configuration's values, so a query alone searches as the "
+               "Retrieval Lab does.")
 
 
 def mcp_tools() -> list[types.Tool]:
-    """The served tools, named, described and typed by the agent's tool definitions."""
+    """The served tools, named, described and typed by the agent's tool definitions.
+
+    ``search_documents`` drops the argument defaults from its schema: a left-out argument keeps the served
+    configuration's value (``ToolBox(config_defaults=True)``), not the agent's default.
+    """
     by_name = {d["function"]["name"]: d["function"] for d in tool_definitions()}
-    return [types.Tool(name=MCP_NAMES[name], description=by_name[name]["description"],
-                       input_schema=by_name[name]["parameters"]) for name in TOOL_ARGS if name in MCP_NAMES]
+    tools = []
+    for name in TOOL_ARGS:
+        if name not in MCP_NAMES:
+            continue
+        description, schema = by_name[name]["description"], by_name[name]["parameters"]
+        if name == "search":
+            for prop in schema.get("properties", {}).values():
+                prop.pop("default", None)
+            description += SEARCH_NOTE
+        tools.append(types.Tool(name=MCP_NAMES[name], description=description, input_schema=schema))
+    return tools
 
 
 def openai_tools() -> list[dict]:
@@ -34,13 +54,20 @@ def openai_tools() -> list[dict]:
 
 
 class Backend:
-    """Opens the collection and a retriever for the served configuration, re-read on every call."""
+    """Opens the served index and a retriever for the served configuration, both re-read on every call.
 
-    def __init__(self, collection: str, config_name: str | None = None) -> None:
+    ``collection`` None serves the index serving the active configuration (``rag_core.activestate``): during a
+    re-index the complete old one, after the swap the new one, without a restart.
+    """
+
+    def __init__(self, collection: str | None = None, config_name: str | None = None) -> None:
         self.collection = collection
         self.config_name = config_name
-        self._key = None
+        self._key: tuple | None = None
+        self._index_key: tuple | None = None
+        self._index = None
         self._toolbox: ToolBox | None = None
+        self._lock = threading.Lock()
 
     def _retrieval_config(self, settings):
         if self.config_name:
@@ -51,18 +78,39 @@ class Backend:
 
         return active_config(settings).retrieval
 
+    def _open_index(self, settings):
+        """The served index, reopened only when what serves changed (a re-index swapped the pointer)."""
+        from rag_core import services
+
+        if self.collection:
+            key: tuple = ("collection", self.collection)
+        else:
+            from rag_core.activestate import pointer
+
+            found = pointer(settings)
+            key = ("serving", found.serving.model_dump_json(), found.generation)
+        if self._index is None or key != self._index_key:
+            if self.collection:
+                self._index = services.open_collection(self.collection, settings)
+            else:
+                spec = found.serving
+                self._index = services.open_index(spec.config(), settings, spec.collection)
+            self._index_key = key
+        return self._index
+
     def toolbox(self) -> ToolBox:
         from rag_core.config import get_settings
-        from rag_core.services import open_collection, open_retriever
+        from rag_core.services import open_retriever
 
         settings = get_settings()
         retrieval = self._retrieval_config(settings)
-        key = retrieval.model_dump_json()
-        if self._toolbox is None or key != self._key:
-            index = open_collection(self.collection, settings)
-            self._toolbox = ToolBox(index, open_retriever(index, retrieval, settings))
-            self._key = key
-        return self._toolbox
+        with self._lock:
+            index = self._open_index(settings)
+            key = (id(index), retrieval.model_dump_json())
+            if self._toolbox is None or key != self._key:
+                self._toolbox = ToolBox(index, open_retriever(index, retrieval, settings), config_defaults=True)
+                self._key = key
+            return self._toolbox
 
     def call(self, name: str, arguments: dict | None, client: str = "unknown") -> types.CallToolResult:
         import time
@@ -72,10 +120,12 @@ class Backend:
 
         start = time.perf_counter()
         result = self._call(name, arguments)
-        ids = [c["chunk_id"] for c in (result.structured_content or {}).get("chunks", [])]
-        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {}, chunk_ids=ids,
+        chunks = (result.structured_content or {}).get("chunks", [])
+        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {},
+               chunk_ids=[c["chunk_id"] for c in chunks], doc_ids=[c["doc_id"] for c in chunks],
                latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
-               error=result.content[0].text if result.is_error else None)
+               error=result.content[0].text if result.is_error else None,
+               result_chars=sum(len(c.text) for c in result.content if isinstance(c, types.TextContent)))
         return result
 
     def _call(self, name: str, arguments: dict | None) -> types.CallToolResult:
@@ -88,11 +138,46 @@ class Backend:
             return _error(outcome.error or "the tool failed")
         structured = {"chunks": [{"chunk_id": c.id, "doc_id": c.doc_id, "heading_path": list(c.heading_path),
                                   "granularity": c.granularity, "tokens": c.tokens} for c in outcome.chunks]}
-        if outcome.hits:
-            structured["chunks"] = [{**row, "score": round(h.confidence, 4)}
-                                    for row, h in zip(structured["chunks"], outcome.hits, strict=True)]
+        if agent_name == "search":
+            return search_result(outcome, structured)
         return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.observation)],
                                     structured_content=structured)
+
+
+def search_result(outcome: ToolOutcome, structured: dict) -> types.CallToolResult:
+    """A search's Layer-4 context (token-budgeted, ``--- Document N ---`` boundaries, ``[Source: ...]``) wrapped
+    as untrusted document text, then which chunk id each document is; structured: the hits and the context's
+    account (tokens, budget, included / truncated / dropped)."""
+    from rag_core.retrieval.formatting import format_context
+
+    result = outcome.retrieval
+    hits = outcome.hits
+    structured["chunks"] = [{**row, "score": round(h.confidence, 4)}
+                            for row, h in zip(structured["chunks"], hits, strict=True)]
+    if not hits:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.observation)],
+                                    structured_content={**structured, "route": result.route, "context": None})
+    budget = result.config.token_budget
+    same = [h.chunk.id for h in hits] == [h.chunk.id for h in result.hits]
+    context = result.context if same else format_context(hits, budget=budget)
+    scores = {h.chunk.id: h.confidence for h in hits}
+    grains = {h.chunk.id: h.chunk.granularity for h in hits}
+    names = [f"Document {row['document']} = {row['chunk_id']} ({grains[row['chunk_id']]}, confidence "
+             f"{scores[row['chunk_id']]:.2f})" for row in context.included]
+    lines = [f"{len(hits)} result(s) for {result.query!r} (route {result.route}, confidence {result.confidence:.2f}); "
+             f"context {context.tokens} of {budget} tokens:",
+             untrusted_text(context.text, f'source="retrieved context" tokens="{context.tokens}"'),
+             "Chunk ids: " + "; ".join(names)]
+    if context.dropped:
+        lines.append("Left out of the context (token budget): " + ", ".join(d["chunk_id"] for d in context.dropped))
+    structured["route"] = result.route
+    structured["confidence"] = round(result.confidence, 4)
+    structured["context"] = {"tokens": context.tokens, "budget": budget,
+                             "included": [row["chunk_id"] for row in context.included],
+                             "truncated": [row["chunk_id"] for row in context.truncated],
+                             "dropped": [row["chunk_id"] for row in context.dropped]}
+    return types.CallToolResult(content=[types.TextContent(type="text", text="\n".join(lines))],
+                                structured_content=structured)
 
 
 def _error(message: str) -> types.CallToolResult:
@@ -107,14 +192,53 @@ def _client(ctx) -> str:
         return "unknown"
 
 
-def build_server(backend: Backend) -> Server:
+class CallGate:
+    """At most ``limit`` tool calls run at once; one more is refused at once ("busy, retry"), never queued.
+
+    The worker thread gives its slot back when it really ends, so a call cut off by the timeout still holds its
+    slot while it runs on: slow requests cannot pile up threads or starve the app sharing the machine.
+    """
+
+    def __init__(self, limit: int = MAX_CONCURRENT_CALLS) -> None:
+        if not 1 <= limit <= 64:
+            raise ValueError(f"the concurrent call limit must be between 1 and 64 (got {limit})")
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def try_enter(self) -> bool:
+        return self._slots.acquire(blocking=False)
+
+    def leave(self) -> None:
+        self._slots.release()
+
+    def run(self, func, *args):
+        """Run ``func`` in the worker thread, then free the slot ``try_enter`` took."""
+        try:
+            return func(*args)
+        finally:
+            self.leave()
+
+
+def busy_message(limit: int) -> str:
+    return f"busy: {limit} tool call(s) already running on this server; retry in a moment"
+
+
+def build_server(backend: Backend, gate: CallGate | None = None) -> Server:
+    gate = gate or CallGate()
+    # The calls' own worker threads: never short of one while the gate admits a call (the SDK's stdio transport
+    # reads stdin through anyio's shared default threads), and a timed-out call holds its thread until it ends.
+    threads = anyio.CapacityLimiter(gate.limit)
+
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
 
     async def call_tool(ctx, params) -> types.CallToolResult:
+        if not gate.try_enter():
+            return _error(busy_message(gate.limit))
         try:
             with anyio.fail_after(CALL_TIMEOUT_S):
-                return await anyio.to_thread.run_sync(backend.call, params.name, params.arguments, _client(ctx))
+                return await anyio.to_thread.run_sync(gate.run, backend.call, params.name, params.arguments,
+                                                      _client(ctx), abandon_on_cancel=True, limiter=threads)
         except TimeoutError:
             return _error(f"{params.name} took longer than {CALL_TIMEOUT_S:.0f} s")
         except Exception as e:  # noqa: BLE001 - a client gets a tool error, never a traceback
@@ -123,10 +247,10 @@ def build_server(backend: Backend) -> Server:
     return Server("agentic-rag-studio", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(backend: Backend) -> None:
+async def serve_stdio(backend: Backend, max_calls: int = MAX_CONCURRENT_CALLS) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(backend)
+    server = build_server(backend, CallGate(max_calls))
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -134,7 +258,8 @@ async def serve_stdio(backend: Backend) -> None:
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None):
+def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+             max_calls: int = MAX_CONCURRENT_CALLS):
     """The streamable-HTTP app: Host/Origin checks (DNS rebinding) always on; a bearer token when ``token``."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -144,7 +269,7 @@ def http_app(backend: Backend, host: str = "127.0.0.1", port: int = 8765, token:
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=origins)
-    app = build_server(backend).streamable_http_app(transport_security=security, host=host)
+    app = build_server(backend, CallGate(max_calls)).streamable_http_app(transport_security=security, host=host)
     if token:
         app.add_middleware(_BearerMiddleware, token=token)
     return app
@@ -171,7 +296,8 @@ class _BearerMiddleware:
         await self.app(scope, receive, send)
 
 
-def serve_http(backend: Backend, host: str, port: int, token: str | None) -> None:
+def serve_http(backend: Backend, host: str, port: int, token: str | None,
+               max_calls: int = MAX_CONCURRENT_CALLS) -> None:
     import uvicorn
 
-    uvicorn.run(http_app(backend, host, port, token), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(backend, host, port, token, max_calls), host=host, port=port, log_level="warning")

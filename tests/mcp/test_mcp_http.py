@@ -46,7 +46,7 @@ def _start(collection: str, token: str | None = None):
         env["RAG_MCP_TOKEN"] = token
     proc = subprocess.Popen([sys.executable, "-m", "rag_core", "serve-mcp", "--collection", collection, "--http",
                              "--port", str(port)], env=env)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # the SDK and rag_core imports take 10+ s on a loaded 2-core machine
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

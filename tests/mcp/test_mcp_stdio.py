@@ -53,7 +53,8 @@ def test_stdio_lists_tools_and_search_matches_in_process(collection):
     served = [c["chunk_id"] for c in search.structured_content["chunks"]]
     settings = get_settings()
     index = open_collection(collection, settings)
-    local = ToolBox(index, open_retriever(index, active_config(settings).retrieval, settings)).execute(
+    local = ToolBox(index, open_retriever(index, active_config(settings).retrieval, settings),
+                    config_defaults=True).execute(
         "search", {"query": "rotate the API key", "max_results": 3})
     assert served and served == [c.id for c in local.chunks]
     assert not docs.is_error and "guide.md" in docs.content[0].text
@@ -81,3 +82,23 @@ def test_stdio_calls_are_logged(collection, data_dir):
     assert [c["tool"] for c in logged] == ["search_documents", "zoom_out"]
     assert logged[0]["chunk_ids"] == [c["chunk_id"] for c in search.structured_content["chunks"]]
     assert logged[0]["ok"] and not logged[1]["ok"] and logged[0]["latency_ms"] > 0
+
+
+def test_stdio_client_name_from_initialize_is_logged(collection, data_dir):
+    from mcp import types
+
+    from rag_core.mcp_server.calllog import read_calls
+
+    async def run():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "rag_core", "serve-mcp", "--collection",
+                                                                     collection], env=dict(os.environ))
+        info = types.Implementation(name="cursor-like-agent", version="0.9")
+        async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as session:
+            await session.initialize()
+            await session.call_tool("list_documents", {})
+            await session.call_tool("search_documents", {"query": "rotate the API key"})
+
+    anyio.run(run)
+    logged = read_calls(data_dir)
+    assert [c["client"] for c in logged] == ["cursor-like-agent", "cursor-like-agent"]
+    assert logged[1]["result_chars"] > 0

@@ -1,0 +1,112 @@
+"""AppTest of the Playground's Connected agents section: the MCP call timeline read from the call log (client,
+tool, arguments, size, latency), a returned chunk opening in the Chunk Explorer, the hand-over snippet, and
+**Test the server** really starting the server over stdio."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag_core.activestate import activate
+from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
+from rag_core.loaders import load_bytes
+from rag_core.loaders.document_store import DocumentStore
+from rag_core.mcp_server.calllog import record
+from rag_core.mcp_server.handover import CHECK_CLIENT
+from rag_core.services import open_index, open_retriever
+from tests.app.apptest_helpers import studio_app
+from ui.safe_text import md_escape
+
+CONFIG = RAGConfig(name="mcp-view", embedding=EmbeddingConfig(embedder="hash"))
+GUIDE = ("# Wrenfall guide\n\n## Keys\n\nTo rotate the API key, open Settings, choose Keys and press Rotate.\n\n"
+         "## Timeouts\n\nThe request timeout defaults to 30 seconds.\n")
+PLAYGROUND = "pages/agent_playground.py"
+
+
+@pytest.fixture
+def indexed(data_dir):
+    doc, _ = DocumentStore(data_dir).add(load_bytes("guide.md", GUIDE.encode()))
+    index = open_index(CONFIG, get_settings())
+    index.ingest([doc])
+    activate(get_settings(), CONFIG)  # stored, as the app stores it: the server process reads the same
+    return index
+
+
+def _playground():
+    at = studio_app(CONFIG)
+    at.run()
+    at.switch_page(PLAYGROUND).run()
+    assert not at.exception
+    return at
+
+
+def _labels(at) -> list[str]:
+    return [e.label for e in at.expander]
+
+
+def test_no_calls_yet_says_how_to_get_some(indexed):
+    at = _playground()
+    assert any("No agent has called the tools yet" in i.value for i in at.info)
+
+
+def test_calls_are_drawn_newest_first_and_a_chunk_opens_in_the_explorer(indexed, data_dir):
+    chunk = next(c for c in indexed.chunks(granularity="paragraph") if "rotate" in c.text)
+    record(data_dir, client="claude-desktop", tool="list_documents", arguments={}, chunk_ids=[], latency_ms=3.2,
+           ok=True, result_chars=120)
+    record(data_dir, client="cursor", tool="search_documents", arguments={"query": "rotate the **key**"},
+           chunk_ids=[chunk.id], doc_ids=[chunk.doc_id], latency_ms=41.0, ok=True, result_chars=2100)
+    record(data_dir, client="cursor", tool="zoom_out", arguments={"chunk_id": "nope"}, chunk_ids=[], latency_ms=1,
+           ok=False, error="no chunk with id 'nope'")
+    at = _playground()
+    labels = [label for label in _labels(at) if " · " in label]
+    assert len(labels) == 3
+    assert "cursor · zoom\\_out" in labels[0] and labels[0].endswith("· failed")
+    assert "cursor · search\\_documents “rotate the \\*\\*key\\*\\*” · 1 chunk(s) · 2.1 kB · 41 ms" in labels[1]
+    assert "claude\\-desktop · list\\_documents" in labels[2]
+    assert any('{"query": "rotate the **key**"}' in c.value for c in at.code)
+    assert any("no chunk with id" in e.value for e in at.error)
+    at.selectbox(key="mcp_client").select("claude-desktop").run()
+    assert [label for label in _labels(at) if " · " in label] == labels[2:]
+    at.selectbox(key="mcp_client").select("all clients").run()
+    button = next(b for b in at.button if b.label == "1. guide\\.md › Keys")
+    button.click().run()
+    assert not at.exception
+    assert at.radio(key="explorer_view").value == "Source"
+    assert at.session_state["explorer_selected"] == chunk.id
+
+
+def test_handover_snippet_names_this_studio(indexed, data_dir):
+    at = _playground()
+    snippet = next(json.loads(c.value) for c in at.code if '"command"' in c.value)
+    server = snippet["mcpServers"]["agentic-rag-studio"]
+    assert server["args"] == ["-m", "rag_core", "serve-mcp"]
+    assert server["env"]["RAG_DATA_DIR"] == str(data_dir.resolve())
+    assert any("serve-mcp --http --port 8765" in c.value for c in at.code)
+    assert any('"url": "http://127.0.0.1:8765/mcp"' in c.value for c in at.code)
+
+
+def test_the_test_button_starts_the_server_and_its_call_shows_in_the_timeline(indexed):
+    at = _playground()
+    at.text_input(key="mcp_check_query").input("rotate the API key")
+    at.button(key="mcp_test").click().run()
+    assert not at.exception
+    success = next(s.value for s in at.success if "The server answered" in s.value)
+    lab = open_retriever(indexed, CONFIG.retrieval, get_settings()).retrieve("rotate the API key")
+    assert "6 tools" in success and "search_documents" in success
+    assert f"returned {len(lab.hits)} chunk(s), a context of {lab.context.tokens} tokens" in success
+    assert [c["chunk_id"] for c in at.session_state["mcp_check"].chunks] == [h.chunk.id for h in lab.hits]
+    at.run()
+    shown = f"{md_escape(CHECK_CLIENT)} · search\\_documents"
+    assert any(shown in label for label in _labels(at)), _labels(at)
+
+
+def test_a_server_that_cannot_start_is_a_clear_error(indexed, monkeypatch):
+    from rag_core.mcp_server import handover
+
+    monkeypatch.setattr(handover, "serve_args", lambda *a, **k: ["-m", "rag_core", "serve-mcp", "--config", "nope"])
+    at = _playground()
+    at.button(key="mcp_test").click().run()
+    assert not at.exception
+    error = next(e.value for e in at.error if "Test failed" in e.value)
+    assert "nope" in error and "Traceback" not in error

@@ -1,0 +1,141 @@
+"""Agent Playground › Connected agents: the tool calls external agents make over MCP (live, from the call log),
+each returned chunk opening in the Chunk Explorer; and the hand-over panel (command, client configuration snippet,
+**Test the server**)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import streamlit as st
+
+from rag_core.mcp_server.calllog import read_calls
+from rag_core.mcp_server.handover import (
+    ServerCheck,
+    check_server,
+    client_config_json,
+    http_client_config,
+    shell_command,
+)
+from ui import agent_text, explorer_link, state
+from ui.safe_text import md_escape, md_inert
+
+REFRESH_S = 2.0
+SHOWN = 30
+ALL_CLIENTS = "all clients"
+CLIENT_KEY, CHECK_KEY, QUERY_KEY = "mcp_client", "mcp_check", "mcp_check_query"
+DEFAULT_QUERY = "how do I get started"
+
+
+def render() -> None:
+    """The Connected agents section: the live call timeline and the hand-over panel, in two tabs."""
+    st.subheader(":material/hub: Connected agents (MCP)")
+    calls_tab, handover_tab = st.tabs(["Tool calls", "Hand over to your agent"])
+    with calls_tab:
+        calls_timeline()
+    with handover_tab:
+        handover_panel()
+
+
+def _query_of(call: dict) -> str:
+    try:
+        arguments = json.loads(call.get("arguments") or "{}")
+    except ValueError:  # cut at MAX_ARG_CHARS: not JSON any more
+        return ""
+    query = arguments.get("query") if isinstance(arguments, dict) else None
+    return query if isinstance(query, str) else ""
+
+
+def call_label(call: dict) -> str:
+    """``12:03:04 · claude-desktop · search_documents “…” · 3 chunks · 2.1 kB · 41 ms`` (names escaped)."""
+    when = datetime.fromtimestamp(float(call.get("time", 0))).strftime("%H:%M:%S")
+    query = _query_of(call)
+    what = md_escape(str(call.get("tool", "?"))) + (f" “{md_escape(query[:60])}”" if query else "")
+    size = int(call.get("result_chars") or 0)
+    parts = [when, md_escape(str(call.get("client") or "unknown")[:60]), what,
+             f"{len(call.get('chunk_ids') or [])} chunk(s)", f"{size / 1000:.1f} kB",
+             f"{float(call.get('latency_ms', 0)):.0f} ms"]
+    return " · ".join(parts) + ("" if call.get("ok") else " · failed")
+
+
+@st.fragment(run_every=REFRESH_S)
+def calls_timeline() -> None:
+    """The latest calls, newest first, re-read from the call log every ``REFRESH_S`` seconds."""
+    calls = read_calls(state.settings().data_dir, limit=500)
+    if not calls:
+        st.info("No agent has called the tools yet. Hand the server over (next tab) and its calls appear here, "
+                "live.")
+        return
+    clients = sorted({str(c.get("client") or "unknown") for c in calls})
+    chosen = st.selectbox("Client", [ALL_CLIENTS, *clients], key=CLIENT_KEY)
+    shown = [c for c in reversed(calls) if chosen == ALL_CLIENTS or str(c.get("client") or "unknown") == chosen]
+    st.caption(f"{min(len(shown), SHOWN)} latest of {len(shown)} call(s), newest first · refreshed every "
+               f"{REFRESH_S:.0f} s")
+    index = state.guarded(state.active_index, "Opening the index")
+    for number, call in enumerate(shown[:SHOWN]):
+        with st.expander(call_label(call)):
+            render_call(call, index, f"mcp-{number}-{call.get('time')}")
+
+
+def render_call(call: dict, index, key: str) -> None:
+    """One call: its arguments (shown as code: they come from the agent), its error, its chunks as buttons."""
+    st.code(call.get("arguments") or "{}", language="json")
+    if call.get("error"):
+        st.error(md_inert(call["error"]))
+    chunk_ids, doc_ids = call.get("chunk_ids") or [], call.get("doc_ids") or []
+    if not chunk_ids:
+        return
+    with st.container(horizontal=True, gap="small"):
+        for position, chunk_id in enumerate(chunk_ids):
+            doc_id = doc_ids[position] if position < len(doc_ids) else ""
+            chunk = index.get(chunk_id) if index is not None else None
+            if chunk is not None:
+                label, full = agent_text.citation_label(index.doc_name(chunk.doc_id) or chunk.doc_id, chunk.heading)
+                doc_id = chunk.doc_id
+            else:
+                label, full = f"chunk {chunk_id[:8]}", "not in the serving index any more"
+            if st.button(f"{position + 1}. {label}", key=f"{key}-{position}", disabled=not doc_id,
+                         help=f"{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
+                explorer_link.open_chunk(doc_id, chunk_id)
+
+
+def handover_panel() -> None:
+    """The exact command and the client configuration for the active configuration, and a real check."""
+    settings = state.settings()
+    config = state.active_config()
+    st.markdown(f"The server serves the index of the active configuration (**{md_escape(config.name)}**) with its "
+                "retrieval settings, and follows a re-index or a change of settings without a restart. Tools: "
+                "`search_documents`, `list_documents`, `list_sections`, `read_section`, `zoom_in`, `zoom_out`.")
+    st.markdown("**Desktop agents (stdio)**: add this to the client's MCP configuration (Claude Desktop: "
+                "`claude_desktop_config.json`; Cursor: `.cursor/mcp.json`; any `mcpServers` client).")
+    st.code(client_config_json(settings.data_dir), language="json")
+    st.markdown("**The same from a terminal**")
+    st.code(shell_command(settings.data_dir), language="bash")
+    st.markdown("**Over streamable HTTP**: start the server, then give the client its URL (a host other than "
+                "127.0.0.1 needs `RAG_MCP_TOKEN`).")
+    st.code(shell_command(settings.data_dir, http=True), language="bash")
+    st.code(json.dumps(http_client_config(), indent=2), language="json")
+    st.caption("Agents that take OpenAI function definitions: `python -m rag_core tools --json`.")
+    query = st.text_input("Test query", value=DEFAULT_QUERY, key=QUERY_KEY)
+    if st.button("Test the server", key="mcp_test", icon=":material/play_arrow:"):
+        if not query.strip():
+            st.warning("Type a test query first.")
+        else:
+            with st.spinner("Starting the server over stdio, listing its tools, running one search…"):
+                st.session_state[CHECK_KEY] = check_server(settings.data_dir, query)
+    check = st.session_state.get(CHECK_KEY)
+    if check is not None:
+        render_check(check)
+
+
+def render_check(check: ServerCheck) -> None:
+    if not check.ok:
+        st.error(f"Test failed after {check.elapsed_ms / 1000:.1f} s: {md_inert(check.error)}")
+        return
+    st.success(f"The server answered in {check.elapsed_ms / 1000:.1f} s: {len(check.tools)} tools "
+               f"({', '.join(check.tools)}); the search for “{md_escape(check.query)}” returned "
+               f"{len(check.chunks)} chunk(s), a context of {check.context_tokens} tokens.")
+    if check.chunks:
+        rows = [{"chunk_id": c.get("chunk_id"), "heading": " › ".join(c.get("heading_path") or []),
+                 "granularity": c.get("granularity"), "score": c.get("score")} for c in check.chunks]
+        st.dataframe(rows, hide_index=True)
