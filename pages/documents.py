@@ -73,7 +73,8 @@ if not docs:
     st.info("No documents yet: upload files above or click **Load sample documents**.")
     halt()
 
-in_job = {f.doc_id: f.state for job in jobs.runner().active() if job.collection == index_name for f in job.files}
+in_job = {f.doc_id: jobs.STATE_LABELS.get(f.state, f.state)
+          for job in jobs.runner().active() if job.collection == index_name for f in job.files}
 rows = documents_view.document_rows(docs, indexed, in_job, index, config)
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.caption("Chunk counts per granularity come from the active index when a document is indexed, "

@@ -29,12 +29,18 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from rag_core.index.progress import FileEvent
 from rag_core.loaders.document_store import atomic_write_text
+from rag_core.throughput import record as record_throughput
+from rag_core.throughput import seconds_left
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)
 
-FileState = Literal["queued", "chunking", "embedding", "indexed", "unchanged", "failed", "cancelled"]
+# "chunked": its chunks wait for the embedder (busy with the files before it); "embedded": its vectors are made and
+# wait for the batch's commit.
+FileState = Literal["queued", "chunking", "chunked", "embedding", "embedded", "indexed", "unchanged", "failed",
+                    "cancelled"]
 FILE_STATES: tuple[FileState, ...] = get_args(FileState)
 JobState = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
 JOB_STATES: tuple[JobState, ...] = get_args(JobState)
@@ -49,6 +55,7 @@ KEEP_JOBS = 50  # finished job files kept per data directory (older ones are rem
 INGEST_BATCH_FILES = 100
 INGEST_BATCH_BYTES = 8 * 1024 * 1024
 _SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
+EMBEDDED_SHARE = 0.95  # of a file's progress, the part done when its chunks are embedded (the commit follows)
 
 
 def process_started(pid: int) -> str:
@@ -82,8 +89,9 @@ class FileStatus:
     size: int
     state: FileState = "queued"
     error: str = ""
-    chunks: int = 0
-    seconds: float = 0.0
+    chunks: int = 0  # its own chunks (known once chunked)
+    seconds: float = 0.0  # the time it spent chunking and embedding
+    embedded: int = 0  # of its chunks, those embedded so far
 
 
 @dataclass(slots=True)
@@ -110,6 +118,8 @@ class JobStatus:
     steps_total: int = 0
     step_text: str = ""
     result: str = ""  # what a finished task made, e.g. the id of the evaluation run it stored
+    pace_from_s: float = -1.0  # elapsed_s when the job first reported progress (its pace is measured from there)
+    pace_from: float = 0.0  # its progress then
 
     @property
     def active(self) -> bool:
@@ -127,8 +137,8 @@ class JobStatus:
 
     @property
     def progress(self) -> float:
-        """Share of the work done (by document size; the file in progress by its embedded chunks; a task by its
-        steps)."""
+        """Share of the work done (by document size; a file being embedded by its own chunks embedded; a task by
+        its steps)."""
         if not self.files and self.steps_total:
             return min(self.steps_done / self.steps_total, 1.0)
         total = self.total_bytes
@@ -138,17 +148,22 @@ class JobStatus:
         for f in self.files:
             if f.state in ("indexed", "unchanged", "failed", "cancelled"):
                 done += max(f.size, 1)
-            elif f.state == "embedding" and self.current_total:
-                done += max(f.size, 1) * min(self.current_done / self.current_total, 1.0)
+            elif f.state in ("embedding", "embedded") and f.chunks:
+                # the commit of its batch is the last part of a file's work
+                done += max(f.size, 1) * EMBEDDED_SHARE * min(f.embedded / f.chunks, 1.0)
         return min(done / total, 1.0)
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the pace so far; None until there is a pace to go by."""
-        progress = self.progress
-        if self.state != "running" or progress <= 0.02 or self.elapsed_s < 1.0:
+        """Seconds left at the pace measured since the job first moved; None until there is a pace to go by."""
+        if self.state != "running":
             return None
-        return self.elapsed_s * (1 - progress) / progress
+        return seconds_left(self.progress, self.elapsed_s, self.pace_from, self.pace_from_s)
+
+    def current_file(self) -> FileStatus | None:
+        """The file being worked on: embedded now, else chunked now (None between files or in a task)."""
+        return (next((f for f in self.files if f.state == "embedding"), None)
+                or next((f for f in self.files if f.state == "chunking"), None))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -218,10 +233,13 @@ class JobRunner:
 
     def _save(self, work: _Work, force: bool = True) -> None:
         now = time.monotonic()
+        status = work.status
+        if work.started_at and status.pace_from_s < 0 and status.state == "running" and status.progress > 0:
+            status.pace_from_s, status.pace_from = round(now - work.started_at, 2), status.progress
         if not force and now - work.saved_at < _SAVE_EVERY_S:
             return
         if work.started_at:
-            work.status.elapsed_s = round(now - work.started_at, 2)
+            status.elapsed_s = round(now - work.started_at, 2)
         work.saved_at = now
         atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
 
@@ -433,34 +451,76 @@ def _chunk_counts(index, batch: list[Document], report) -> dict[str, int]:
     return {row["doc_id"]: sum(row.get("chunks", {}).values()) for row in rows}
 
 
+class _FileClock:
+    """Each file's own state and seconds from the index's per-file events (``rag_core.index.progress``): a file's
+    seconds are the time it spent chunking and embedding, measured as it happens."""
+
+    def __init__(self, runner: JobRunner, work: _Work, files: list[FileStatus]):
+        self.runner, self.work = runner, work
+        self.by_id = {f.doc_id: f for f in files}
+        self.since: dict[str, float] = {}
+        self.heard = False  # whether the index sent any event (a stand-in index may send none)
+
+    def __call__(self, event: FileEvent) -> None:
+        if self.work.cancel.is_set():
+            raise Cancelled
+        file = self.by_id.get(event.doc_id)
+        if file is None:
+            return
+        self.heard = True
+        if event.state != file.state:
+            self.stop(file)
+            file.state = event.state
+            if event.state in ("chunking", "embedding"):
+                self.since[file.doc_id] = time.perf_counter()
+        if event.state == "failed":
+            file.error = event.error
+        if event.total:
+            file.chunks = event.total
+        if event.state in ("embedding", "embedded"):
+            file.embedded = event.done
+        self.runner._save(self.work, force=False)
+
+    def stop(self, file: FileStatus) -> None:
+        started = self.since.pop(file.doc_id, None)
+        if started is not None:
+            file.seconds = round(file.seconds + time.perf_counter() - started, 2)
+
+    def stop_all(self) -> None:
+        for doc_id in list(self.since):
+            self.stop(self.by_id[doc_id])
+
+
 def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], files: list[FileStatus]) -> None:
-    """Index one batch in one commit, keeping each file's status; raises ``Cancelled``. When the batch fails as a
-    whole, or some of its files fail, those files are indexed again one by one, so one file cannot fail the others."""
+    """Index one batch in one commit, each file's status following the index's events; raises ``Cancelled``. When
+    the batch fails as a whole, or some of its files fail, those files are indexed again one by one, so one file
+    cannot fail the others."""
     status = work.status
-    for file in files:
-        file.state = "chunking"
+    files[0].state = "chunking"  # the index starts with it (its first event confirms it or says "unchanged")
     status.current_done = status.current_total = 0
     runner._save(work)
     started = time.perf_counter()
+    clock = _FileClock(runner, work, files)
 
     def progress(done: int, total: int, label: str = "") -> None:
         if work.cancel.is_set():
             raise Cancelled
-        if files[0].state != "embedding":
+        if not clock.heard and files[0].state != "embedding":  # an index without per-file events: the batch
             for file in files:
                 file.state = "embedding"
-            status.current_total = total
             runner._save(work)
-        status.current_done, status.current_total = done, total
+        status.current_done, status.current_total = done, total  # the batch's texts embedded (all its files)
         runner._save(work, force=False)
 
     try:
-        report = index.ingest(batch, progress=progress)
+        report = index.ingest(batch, progress=progress, on_file=clock)
     except Cancelled:
+        clock.stop_all()
         for file in files:
             file.state = "cancelled"
         raise
     except Exception as e:  # noqa: BLE001 - one file's failure is its status; the others go on
+        clock.stop_all()
         if len(batch) > 1:
             log.warning("indexing a batch of %d files failed (%s); indexing them one by one", len(batch), e)
             for doc, file in zip(batch, files, strict=True):
@@ -472,28 +532,32 @@ def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], 
         files[0].state, files[0].error = "failed", str(e) or type(e).__name__
         runner._save(work)
         return
-    seconds = round((time.perf_counter() - started) / len(batch), 2)
+    clock.stop_all()
+    average = round((time.perf_counter() - started) / len(batch), 2)
     counts = _chunk_counts(index, batch, report)
     for doc, file in zip(batch, files, strict=True):
-        file.seconds = seconds
+        if not clock.heard:
+            file.seconds = average
         if doc.name in report.errors:
             if len(batch) > 1:  # e.g. over the chunks of one ingest only together with the others: alone again
                 if work.cancel.is_set():
                     raise Cancelled
+                file.state, file.error = "queued", ""
                 _ingest_batch(runner, work, index, [doc], [file])
                 continue
             file.state, file.error = "failed", report.errors[doc.name]
         elif doc.id in report.unchanged:
             file.state = "unchanged"
         else:
-            file.state, file.chunks = "indexed", counts.get(doc.id, 0)
+            file.state, file.chunks = "indexed", counts.get(doc.id, file.chunks)
+            file.embedded = file.chunks
     runner._save(work)
 
 
 def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:
     """Index the job's documents in batches (``ingest_batches``), one commit each, keeping each file's status."""
     status = work.status
-    start = 0
+    start, started = 0, time.perf_counter()
     for batch in ingest_batches(docs):
         if work.cancel.is_set():
             break
@@ -504,14 +568,31 @@ def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document])
         except Cancelled:
             break
     status.current_done = status.current_total = 0
-    if work.cancel.is_set() and any(f.state in ("queued", "chunking", "embedding", "cancelled") for f in status.files):
+    unfinished = ("queued", "chunking", "chunked", "embedding", "embedded")
+    if work.cancel.is_set() and any(f.state in (*unfinished, "cancelled") for f in status.files):
         for file in status.files:
-            if file.state in ("queued", "chunking", "embedding"):
+            if file.state in unfinished:
                 file.state = "cancelled"
         raise Cancelled
+    _record_throughput(runner, index, status.files, time.perf_counter() - started)
     counts = status.counts()
     status.message = (f"{counts['indexed']} indexed, {counts['unchanged']} already indexed, "
                       f"{counts['failed']} failed")
+
+
+MIN_RECORDED_BYTES = 200 * 1024  # smaller jobs are mostly fixed costs (a model load): not this machine's pace
+
+
+def _record_throughput(runner: JobRunner, index, files: list[FileStatus], seconds: float) -> None:
+    """Keep this job's pace (bytes indexed per second, chunks per byte) for the cost warnings of later ingests."""
+    indexed = [f for f in files if f.state == "indexed"]
+    nbytes = sum(f.size for f in indexed)
+    if nbytes < MIN_RECORDED_BYTES:
+        return
+    try:
+        record_throughput(runner.root.parent, str(index.embedder.id), nbytes, seconds, sum(f.chunks for f in indexed))
+    except (OSError, AttributeError) as e:  # the figure is a help for later warnings; the job is done
+        log.warning("could not record the ingest throughput: %s", e)
 
 
 _runners: dict[Path, JobRunner] = {}

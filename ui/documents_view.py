@@ -44,7 +44,7 @@ def _held(index) -> tuple[set[str], set[str]]:
     except Exception:  # noqa: BLE001 - unknown: the job indexes them all (it recognises unchanged documents)
         indexed = set()
     busy = {f.doc_id for job in jobs.runner().active() if job.collection == index.name for f in job.files
-            if f.state in ("queued", "chunking", "embedding", "indexed", "unchanged")}
+            if f.state not in ("failed", "cancelled")}
     return indexed, busy - indexed
 
 

@@ -1,0 +1,58 @@
+"""ETAs from a job's measured pace, and an ingest's cost from this machine's measured throughput."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag_core.config import Settings
+from rag_core.embeddings import get_embedder
+from rag_core.index import Index
+from rag_core.loaders import load_bytes
+from rag_core.throughput import LONG_INGEST_S, Throughput, combine, estimate, load, measure, record, seconds_left
+
+
+def test_no_eta_before_a_measurement():
+    assert seconds_left(0.3, 10.0, 0.0, -1.0) is None  # never moved
+    assert seconds_left(0.3, 10.0, 0.3, 5.0) is None  # no progress since the pace started
+    assert seconds_left(0.31, 5.5, 0.3, 5.0) is None  # half a second measured
+
+
+def test_eta_is_the_pace_measured_since_the_first_progress_not_since_the_start():
+    """An evaluation: opening the index took 60 s before question 1 of 10 was done; then 3 s a question.
+    Counting the 60 s (the old elapsed × rest / done) said 9 min; the measured pace says 24 s."""
+    after_4 = 60 + 3 * 3
+    assert seconds_left(0.4, after_4, 0.1, 60.0) == pytest.approx(18.0)
+    assert after_4 * 0.6 / 0.4 > 100  # what the old estimate said
+    assert seconds_left(1.0, 90.0, 0.1, 60.0) == 0.0
+
+
+def test_estimate_and_its_long_threshold():
+    machine = Throughput(bytes_per_s=3_000.0, chunks_per_byte=0.001, source="measured on this machine")
+    big = estimate(30 * 1024 * 1024, machine)
+    assert big.chunks == round(30 * 1024 * 1024 * 0.001) and big.seconds == pytest.approx(30 * 1024 * 1024 / 3000)
+    assert big.long and not estimate(3_000 * int(LONG_INGEST_S) - 1, machine).long
+
+
+def test_measurements_combine_by_bytes_and_persist_per_embedder(data_dir):
+    first = combine(None, 1_000_000, 100.0, 1_000)
+    assert (first.bytes_per_s, first.chunks_per_byte) == (10_000.0, 0.001)
+    both = combine(first, 1_000_000, 300.0, 3_000)
+    assert both.bytes_per_s == pytest.approx(2_000_000 / 400.0) and both.chunks_per_byte == pytest.approx(0.002)
+    assert combine(first, 0, 5.0, 0) is first  # nothing indexed: nothing learned
+    record(data_dir, "minilm", 1_000_000, 100.0, 1_000)
+    record(data_dir, "hash", 1_000, 1.0, 1)
+    assert load(data_dir, "minilm").bytes_per_s == 10_000.0 and load(data_dir, "other") is None
+    (data_dir / "throughput.json").write_text(json.dumps({"minilm": {"bytes_per_s": "x", "nope": 1}}))
+    assert load(data_dir, "minilm") is None  # an unreadable record is measured again, not a traceback
+
+
+def test_measure_times_the_embedder_on_a_sample(data_dir):
+    settings = Settings(data_dir=data_dir)
+    index = Index.open("measure", settings, get_embedder("hash", settings, None))
+    text = "\n\n".join(f"Paragraph {i} about topic{i} with some words to chunk." for i in range(2000))
+    doc = load_bytes("big.txt", text.encode())
+    found = measure(index, [doc], sample_bytes=4096)
+    assert found is not None and found.bytes_per_s > 0 and 0 < found.chunks_per_byte < 1
+    assert measure(index, []) is None
