@@ -52,6 +52,7 @@ if load_samples or prefill.get("load_samples"):
         st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
 
 documents_view.ask_about_conflicts(index)
+documents_view.confirm_long_ingest(index, store)
 for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
 documents_view.job_panels()  # every indexing job under way, not only the one this session started last

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pydantic import TypeAdapter, ValidationError
+
 from rag_core.chunking import chunk_document
 from rag_core.loaders.document_store import atomic_write_text
 from rag_core.stores.contextual import plan_vectors
@@ -27,7 +29,8 @@ log = logging.getLogger(__name__)
 
 MIN_MEASURED_S = 1.0  # seconds of measured work before an ETA is given
 LONG_INGEST_S = 120.0  # an ingest estimated longer than this is confirmed before it is queued
-SAMPLE_BYTES = 64 * 1024  # what ``measure`` chunks and embeds of the documents to time this machine
+SAMPLE_BYTES = 16 * 1024  # what ``measure`` chunks and embeds of the documents to time this machine
+MIN_CHECKED_BYTES = 64 * 1024  # smaller ingests are not measured first (the measurement would cost more)
 _FILE = "throughput.json"
 
 
@@ -66,6 +69,9 @@ class IngestEstimate:
         return self.seconds > LONG_INGEST_S
 
 
+_RECORD = TypeAdapter(Throughput)
+
+
 def estimate(total_bytes: int, throughput: Throughput) -> IngestEstimate:
     """What indexing ``total_bytes`` of source makes and takes at ``throughput``."""
     chunks = round(total_bytes * throughput.chunks_per_byte)
@@ -93,32 +99,24 @@ def load(data_dir: str | Path, embedder_id: str) -> Throughput | None:
     path = Path(data_dir) / _FILE
     try:
         found = json.loads(path.read_text(encoding="utf-8")).get(embedder_id)
-        return Throughput(**found) if isinstance(found, dict) else None
+        if found is None:
+            return None
+        throughput = _RECORD.validate_python(found)
+        if throughput.bytes_per_s <= 0 or throughput.chunks_per_byte < 0:
+            raise ValueError(f"not a throughput: {found!r}")
+        return throughput
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, TypeError, AttributeError) as e:
+    except (OSError, ValueError, TypeError, AttributeError, ValidationError) as e:
         log.warning("unreadable throughput record %s (%s); measuring again", path, e)
         return None
 
 
 def record(data_dir: str | Path, embedder_id: str, nbytes: int, seconds: float, chunks: int) -> None:
     """Add one ingest's measurement (``nbytes`` of source indexed in ``seconds``, making ``chunks``)."""
-    path = Path(data_dir) / _FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        data = data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        data = {}
-    found = data.get(embedder_id)
-    try:
-        old = Throughput(**found) if isinstance(found, dict) else None
-    except TypeError:
-        old = None
-    updated = combine(old, nbytes, seconds, chunks)
+    updated = combine(load(data_dir, embedder_id), nbytes, seconds, chunks)
     if updated is not None:
-        data[embedder_id] = asdict(updated)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(data))
+        _save(data_dir, embedder_id, updated)
 
 
 def measure(index, docs: Sequence[Document], sample_bytes: int = SAMPLE_BYTES) -> Throughput | None:
@@ -144,4 +142,42 @@ def measure(index, docs: Sequence[Document], sample_bytes: int = SAMPLE_BYTES) -
     if plan.texts:
         index.embedder.embed_documents(plan.texts)
     seconds = max(time.perf_counter() - started, 1e-6)
-    return Throughput(size / seconds, len(chunks) / size, "measured just now on a sample of these files")
+    return Throughput(size / seconds, len(chunks) / size, "measured on a sample of these files", round(size))
+
+
+def ingest_estimate(index, docs: Sequence[Document], data_dir: str | Path,
+                    min_bytes: int = MIN_CHECKED_BYTES) -> IngestEstimate | None:
+    """What indexing ``docs`` into ``index`` makes and takes on this machine: from the throughput recorded for its
+    embedder, else measured now on a sample (and kept as a first figure). None for an ingest under ``min_bytes``
+    when nothing is recorded, or when nothing could be measured."""
+    total = sum(max(doc.size, 1) for doc in docs)
+    embedder_id = str(getattr(index.embedder, "id", "")) or "unknown"
+    found = load(data_dir, embedder_id)
+    if found is None:
+        if total < min_bytes:
+            return None
+        found = measure(index, docs)
+        if found is None:
+            return None
+        _save(data_dir, embedder_id, found)
+    return estimate(total, found)
+
+
+def _save(data_dir: str | Path, embedder_id: str, throughput: Throughput) -> None:
+    path = Path(data_dir) / _FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        data = data if isinstance(data, dict) else {}
+        data[embedder_id] = asdict(throughput)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(data))
+    except (OSError, ValueError) as e:  # a figure kept for next time; the estimate stands without it
+        log.warning("could not keep the measured throughput in %s: %s", path, e)
+
+
+def duration_text(seconds: float) -> str:
+    """``about 3 min``, ``about 2 h 50 min``: an estimate's length in words."""
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min" if minutes % 60 else f"about {minutes // 60} h"

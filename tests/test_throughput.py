@@ -10,7 +10,18 @@ from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Index
 from rag_core.loaders import load_bytes
-from rag_core.throughput import LONG_INGEST_S, Throughput, combine, estimate, load, measure, record, seconds_left
+from rag_core.throughput import (
+    LONG_INGEST_S,
+    Throughput,
+    combine,
+    duration_text,
+    estimate,
+    ingest_estimate,
+    load,
+    measure,
+    record,
+    seconds_left,
+)
 
 
 def test_no_eta_before_a_measurement():
@@ -44,8 +55,10 @@ def test_measurements_combine_by_bytes_and_persist_per_embedder(data_dir):
     record(data_dir, "minilm", 1_000_000, 100.0, 1_000)
     record(data_dir, "hash", 1_000, 1.0, 1)
     assert load(data_dir, "minilm").bytes_per_s == 10_000.0 and load(data_dir, "other") is None
-    (data_dir / "throughput.json").write_text(json.dumps({"minilm": {"bytes_per_s": "x", "nope": 1}}))
-    assert load(data_dir, "minilm") is None  # an unreadable record is measured again, not a traceback
+    for bad in ({"bytes_per_s": "x", "nope": 1}, {"bytes_per_s": "fast", "chunks_per_byte": 1, "source": "s"},
+                {"bytes_per_s": 0, "chunks_per_byte": 1, "source": "s"}, [1, 2]):
+        (data_dir / "throughput.json").write_text(json.dumps({"minilm": bad}))
+        assert load(data_dir, "minilm") is None, bad  # an unreadable record is measured again, not a traceback
 
 
 def test_measure_times_the_embedder_on_a_sample(data_dir):
@@ -56,3 +69,20 @@ def test_measure_times_the_embedder_on_a_sample(data_dir):
     found = measure(index, [doc], sample_bytes=4096)
     assert found is not None and found.bytes_per_s > 0 and 0 < found.chunks_per_byte < 1
     assert measure(index, []) is None
+
+
+def test_an_ingest_estimate_uses_the_recorded_figure_else_measures_big_uploads_once(data_dir):
+    settings = Settings(data_dir=data_dir)
+    index = Index.open("estimate", settings, get_embedder("hash", settings, None))
+    small = load_bytes("small.md", b"# Small\n\nA few words.\n")
+    assert ingest_estimate(index, [small], data_dir) is None  # small, nothing recorded: not worth measuring
+    big = load_bytes("big.txt", "\n\n".join(f"Paragraph {i} of words." for i in range(8000)).encode())
+    first = ingest_estimate(index, [big], data_dir)
+    assert first is not None and first.source == "measured on a sample of these files" and first.chunks > 0
+    assert load(data_dir, index.embedder.id) is not None  # kept: the next estimate does not measure again
+    record(data_dir, index.embedder.id, 10_000_000, 10_000.0, 5_000)  # a slow machine's real ingest
+    slow = ingest_estimate(index, [big], data_dir)
+    assert slow.source == "measured on this machine" and slow.long and slow.seconds > first.seconds
+    assert duration_text(slow.seconds).startswith("about ")
+    assert (duration_text(150), duration_text(3 * 3600 + 600), duration_text(7200)) == (
+        "about 2 min", "about 3 h 10 min", "about 2 h")
