@@ -21,6 +21,7 @@ import queue
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -31,8 +32,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from rag_core.index.progress import FileEvent
 from rag_core.loaders.document_store import atomic_write_text
+from rag_core.throughput import pace_anchor, seconds_left
 from rag_core.throughput import record as record_throughput
-from rag_core.throughput import seconds_left
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class JobStatus:
     finished: str = ""
     message: str = ""
     files: list[FileStatus] = field(default_factory=list)
-    current_done: int = 0  # chunks embedded of the file in progress
+    current_done: int = 0  # texts embedded of the batch in progress (all its files; each file's own: FileStatus)
     current_total: int = 0
     elapsed_s: float = 0.0
     pid: int = field(default_factory=os.getpid)
@@ -118,7 +119,7 @@ class JobStatus:
     steps_total: int = 0
     step_text: str = ""
     result: str = ""  # what a finished task made, e.g. the id of the evaluation run it stored
-    pace_from_s: float = -1.0  # elapsed_s when the job first reported progress (its pace is measured from there)
+    pace_from_s: float = -1.0  # elapsed_s its pace is measured from (``rag_core.throughput.pace_anchor``)
     pace_from: float = 0.0  # its progress then
 
     @property
@@ -137,20 +138,21 @@ class JobStatus:
 
     @property
     def progress(self) -> float:
-        """Share of the work done (by document size; a file being embedded by its own chunks embedded; a task by
-        its steps)."""
+        """Share of the work done: by document size, the batch being embedded by its texts embedded (the measure
+        of embedding work: a file's own chunk count is not, its sections and document need no texts); a task by
+        its steps."""
         if not self.files and self.steps_total:
             return min(self.steps_done / self.steps_total, 1.0)
         total = self.total_bytes
         if not total:
             return 1.0 if not self.active else 0.0
+        embedded = min(self.current_done / self.current_total, 1.0) if self.current_total else 0.0
         done = 0.0
         for f in self.files:
             if f.state in ("indexed", "unchanged", "failed", "cancelled"):
                 done += max(f.size, 1)
-            elif f.state in ("embedding", "embedded") and f.chunks:
-                # the commit of its batch is the last part of a file's work
-                done += max(f.size, 1) * EMBEDDED_SHARE * min(f.embedded / f.chunks, 1.0)
+            elif f.state in ("chunked", "embedding", "embedded"):  # the commit of the batch is the rest
+                done += max(f.size, 1) * EMBEDDED_SHARE * embedded
         return min(done / total, 1.0)
 
     @property
@@ -208,6 +210,7 @@ class _Work:
     cancel: threading.Event = field(default_factory=threading.Event)
     saved_at: float = 0.0
     started_at: float = 0.0
+    pace: deque[tuple[float, float]] = field(default_factory=deque)  # (elapsed_s, progress) since it first moved
     # Called in the worker with the job's final state ("done", "cancelled", "failed") before that state is saved;
     # returns the closing message (None: keep it). Raising makes the job failed (e.g. a re-index's swap).
     finish: Callable[[JobState, JobStatus], str | None] | None = None
@@ -234,10 +237,18 @@ class JobRunner:
     def _save(self, work: _Work, force: bool = True) -> None:
         now = time.monotonic()
         status = work.status
-        if work.started_at and status.pace_from_s < 0 and status.state == "running" and status.progress > 0:
-            status.pace_from_s, status.pace_from = round(now - work.started_at, 2), status.progress
         if not force and now - work.saved_at < _SAVE_EVERY_S:
+            if work.started_at and not work.pace and status.state == "running" and status.progress > 0:
+                work.pace.append((round(now - work.started_at, 2), status.progress))  # the moment it first moved
+                status.pace_from_s, status.pace_from = work.pace[0]
             return
+        if work.started_at and status.state == "running" and (work.pace or status.progress > 0):
+            elapsed = round(now - work.started_at, 2)
+            work.pace.append((elapsed, status.progress))
+            anchor = pace_anchor(work.pace, elapsed)
+            while work.pace and work.pace[0][0] < anchor[0]:  # points before the window are not needed again
+                work.pace.popleft()
+            status.pace_from_s, status.pace_from = anchor
         if work.started_at:
             status.elapsed_s = round(now - work.started_at, 2)
         work.saved_at = now

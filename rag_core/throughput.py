@@ -1,8 +1,8 @@
 """How long work takes on this machine: ETAs from a job's measured pace, and the cost of an ingest before it runs.
 
-An ETA comes from what this job measured, never a prior: its pace is taken from the first moment it reported
-progress (so the model load or an index opening before the first step is not counted as work) to now, and there is
-no ETA until that pace has been measured for a while.
+An ETA comes from what this job measured, never a prior: its pace is taken over a recent window since it first
+reported progress (``pace_anchor``: a model load or an index opening before or between steps stops counting once
+past), and there is no ETA until that pace has been measured for a while.
 
 Before an ingest is queued its cost is estimated from the throughput this machine measured on earlier ingests with
 the same embedder (kept in ``data_dir/throughput.json``, updated as each ingest job ends): source bytes per second
@@ -28,6 +28,7 @@ from rag_core.types import Document
 log = logging.getLogger(__name__)
 
 MIN_MEASURED_S = 1.0  # seconds of measured work before an ETA is given
+MIN_WINDOW_S = 20.0  # the pace is measured over at least the last 20 s, and over the later half of the job
 LONG_INGEST_S = 120.0  # an ingest estimated longer than this is confirmed before it is queued
 SAMPLE_BYTES = 16 * 1024  # what ``measure`` chunks and embeds of the documents to time this machine
 MIN_CHECKED_BYTES = 64 * 1024  # smaller ingests are not measured first (the measurement would cost more)
@@ -45,6 +46,18 @@ def seconds_left(progress: float, elapsed_s: float, start_progress: float, start
     if measured_s < min_measured_s or measured <= 0:
         return None
     return max(0.0, (1.0 - progress) * measured_s / measured)
+
+
+def pace_anchor(points: Sequence[tuple[float, float]], now_s: float,
+                min_window_s: float = MIN_WINDOW_S) -> tuple[float, float] | None:
+    """Where a job's pace is measured from: of its ``(elapsed_s, progress)`` points since it first moved (oldest
+    first), the oldest within the window: the last ``min_window_s`` seconds or the later half of the time since it
+    first moved, whichever is longer. A stall long past (a model loading after cached texts, an index opening)
+    drops out; a recent slowdown shows. None without points."""
+    if not points:
+        return None
+    window = max(min_window_s, (now_s - points[0][0]) / 2)
+    return next((point for point in points if point[0] >= now_s - window), points[-1])
 
 
 @dataclass(slots=True)

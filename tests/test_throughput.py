@@ -19,6 +19,7 @@ from rag_core.throughput import (
     ingest_estimate,
     load,
     measure,
+    pace_anchor,
     record,
     seconds_left,
 )
@@ -86,3 +87,15 @@ def test_an_ingest_estimate_uses_the_recorded_figure_else_measures_big_uploads_o
     assert duration_text(slow.seconds).startswith("about ")
     assert (duration_text(150), duration_text(3 * 3600 + 600), duration_text(7200)) == (
         "about 2 min", "about 3 h 10 min", "about 2 h")
+
+
+def test_the_pace_is_measured_over_a_recent_window_so_a_past_stall_drops_out():
+    """Cached texts went at once, then the model loaded for 30 s, then 1% a second: measured from the first
+    movement the ETA said twice the truth; over the window it is the pace of now."""
+    points = [(1.0, 0.6), (31.0, 0.6)] + [(31.0 + s, 0.6 + 0.01 * s) for s in range(1, 31)]
+    now, progress = points[-1]
+    anchor = pace_anchor(points, now)
+    assert anchor[0] >= now - max(20.0, (now - 1.0) / 2)
+    assert seconds_left(progress, now, *reversed(anchor)) == pytest.approx(10.0)
+    assert seconds_left(progress, now, points[0][1], points[0][0]) == pytest.approx(20.0)  # the stall counted
+    assert pace_anchor([], 5.0) is None and pace_anchor([(1.0, 0.1)], 100.0) == (1.0, 0.1)

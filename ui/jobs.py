@@ -69,6 +69,8 @@ def progress_text(job: JobStatus, ahead: JobStatus | None = None) -> str:
         counts = job.counts()
         finished = len(job.files) - sum(counts[s] for s in _UNFINISHED)
         text = f"{md_escape(job.title)}: {finished}/{len(job.files)} files"
+        if counts["embedded"]:
+            text += f" ({counts['embedded']} more embedded, committed with their batch)"
     else:
         text = md_escape(job.title)
     if job.state == "queued":

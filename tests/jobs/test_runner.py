@@ -147,13 +147,13 @@ def test_a_job_left_running_by_a_dead_process_is_shown_interrupted(data_dir):
 
 
 def test_eta_follows_the_pace_measured_since_the_job_first_moved():
-    """The file in progress counts by its own chunks; the ETA is the pace measured from the first progress on
-    (the 4 s before it, e.g. a model load, are not work), and there is none before a measurement."""
+    """The batch being embedded counts by its texts embedded; the ETA is the pace measured from the first progress
+    on (the 4 s before it, e.g. a model load, are not work), and there is none before a measurement."""
     from rag_core.jobs import FileStatus
 
     status = JobStatus(id="x", kind="ingest", title="t", collection="c", state="running", elapsed_s=10.0)
     status.files = [FileStatus("a", "a", 100, "indexed"), FileStatus("b", "b", 300, "embedding", chunks=4, embedded=2)]
-    status.current_done, status.current_total = 1256, 1265  # the batch's texts: not the file's
+    status.current_done, status.current_total = 1, 2  # the batch's texts (the file's own chunks: 2 of 4)
     assert status.progress == pytest.approx((100 + 300 * 0.95 * 0.5) / 400)
     assert status.eta_s is None  # no pace measured yet
     status.pace_from_s, status.pace_from = 4.0, 0.25
