@@ -98,6 +98,9 @@ def confirm_long_ingest(index, store) -> None:
     if not pending:
         return
     docs = [doc for doc in (store.get(doc_id) for doc_id in pending["ids"]) if doc is not None]
+    if not docs:  # deleted meanwhile: nothing left to ask about
+        del st.session_state[LONG_INGEST_KEY]
+        return
     names = ", ".join(md_escape(doc.name) for doc in docs[:5]) + (f" and {len(docs) - 5} more" if len(docs) > 5
                                                                    else "")
     took = duration_text(pending["seconds"])

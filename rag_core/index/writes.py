@@ -138,7 +138,7 @@ class IndexWrites:
                 report.errors[doc.name] = (f"not indexed: this batch already holds {total:,} chunks and the limit "
                                            f"per ingest is {per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST); index it "
                                            "in another batch")
-                tell(FileEvent(doc.id, "failed", total=len(chunks), error=report.errors[doc.name]))
+                tell(FileEvent(doc.id, "chunked", total=len(chunks)))  # not failed: it waits for a batch of its own
                 continue
             total += len(chunks)
             unique = _first_by_id(chunks)
