@@ -152,10 +152,17 @@ def sidebar_jobs(where) -> None:
             _sidebar_body()
 
 
+def _chunks_cell(file) -> str:
+    """A file's own chunks; while it is embedded, how many of them are done (``2/4``)."""
+    if file.state == "embedding" and file.chunks:
+        return f"{file.embedded}/{file.chunks}"
+    return str(file.chunks) if file.chunks else ""
+
+
 def files_table(job: JobStatus) -> pd.DataFrame:
     """One row per file; a cell with nothing to say is empty (a missing value read "None")."""
     return pd.DataFrame([{"file": f.name, "status": STATE_LABELS.get(f.state, f.state),
-                          "chunks": str(f.chunks) if f.chunks else "",
+                          "chunks": _chunks_cell(f),
                           "seconds": f"{f.seconds:.1f}" if f.seconds else "", "why": f.error or ""} for f in job.files])
 
 

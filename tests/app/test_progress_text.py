@@ -34,7 +34,7 @@ def test_files_embedded_before_their_commit_are_counted_apart():
 def test_each_file_has_its_own_state_and_seconds_in_the_table():
     table = files_table(_running())
     assert list(table["status"]) == ["indexed", "embedding", "chunked, waiting to embed"]
-    assert list(table["chunks"]) == ["5", "4", "9"] and list(table["seconds"]) == ["1.5", "0.7", ""]
+    assert list(table["chunks"]) == ["5", "2/4", "9"] and list(table["seconds"]) == ["1.5", "0.7", ""]
 
 
 def test_a_queued_job_names_the_one_it_waits_behind_with_its_time_left():
