@@ -57,3 +57,17 @@ def test_the_index_reports_each_files_states_in_order(data_dir):
     assert states[-1] == (two.id, "embedded")
     chunks = next(sum(row["chunks"].values()) for row in index.documents() if row["doc_id"] == two.id)
     assert events[1 + 1].total == chunks and events[-1].done == events[-1].total == chunks
+
+
+def test_a_file_over_the_batchs_chunk_limit_is_not_reported_failed(data_dir):
+    """It fits alone, so the job indexes it in a batch of its own: meanwhile it waits (chunked), never "failed"."""
+    one = load_bytes("one.md", b"# One\n\nFirst page.\n")
+    two = load_bytes("two.md", b"# Two\n\nSecond page.\n")
+    probe = Index.open("probe", Settings(data_dir=data_dir), get_embedder("hash", Settings(data_dir=data_dir), None))
+    per_file = len(probe._chunk(one))
+    settings = Settings(data_dir=data_dir, max_chunks_per_ingest=per_file)
+    index = Index.open("limit", settings, get_embedder("hash", settings, None))
+    events: list[FileEvent] = []
+    report = index.ingest([one, two], on_file=events.append)
+    assert two.name in report.errors
+    assert [e.state for e in events if e.doc_id == two.id] == ["chunking", "chunked"]
