@@ -52,6 +52,7 @@ if load_samples or prefill.get("load_samples"):
         st.session_state[MESSAGES_KEY] = [("error", "The samples/ folder is missing from this installation.")]
 
 documents_view.ask_about_conflicts(index)
+documents_view.confirm_long_ingest(index, store)
 for kind, message in st.session_state.get(MESSAGES_KEY, []):
     getattr(st, kind)(message)
 documents_view.job_panels()  # every indexing job under way, not only the one this session started last
@@ -73,7 +74,8 @@ if not docs:
     st.info("No documents yet: upload files above or click **Load sample documents**.")
     halt()
 
-in_job = {f.doc_id: f.state for job in jobs.runner().active() if job.collection == index_name for f in job.files}
+in_job = {f.doc_id: jobs.STATE_LABELS.get(f.state, f.state)
+          for job in jobs.runner().active() if job.collection == index_name for f in job.files}
 rows = documents_view.document_rows(docs, indexed, in_job, index, config)
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.caption("Chunk counts per granularity come from the active index when a document is indexed, "

@@ -21,28 +21,39 @@ import queue
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from rag_core.index.progress import FileEvent
+from rag_core.jobstatus import (
+    ACTIVE_STATES,
+    FILE_STATES,
+    JOB_KINDS,
+    JOB_STATES,
+    FileState,
+    FileStatus,
+    JobKind,
+    JobState,
+    JobStatus,
+    format_eta,
+    process_started,
+)
 from rag_core.loaders.document_store import atomic_write_text
+from rag_core.throughput import pace_anchor
+from rag_core.throughput import record as record_throughput
 from rag_core.types import Document
 
 log = logging.getLogger(__name__)
+__all__ = ["ACTIVE_STATES", "FILE_STATES", "JOB_KINDS", "JOB_STATES", "Cancelled", "FileState", "FileStatus",
+           "JobKind", "JobRunner", "JobState", "JobStatus", "TaskHandle", "format_eta", "ingest_batches",
+           "process_started", "runner_for"]
 
-FileState = Literal["queued", "chunking", "embedding", "indexed", "unchanged", "failed", "cancelled"]
-FILE_STATES: tuple[FileState, ...] = get_args(FileState)
-JobState = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
-JOB_STATES: tuple[JobState, ...] = get_args(JobState)
-ACTIVE_STATES: tuple[JobState, ...] = ("queued", "running")
-# What a job does: index documents (ingest, a re-index, removing a replaced index) or run a task (an evaluation or a
-# sweep, choosing the guided demo's question, drafting questions).
-JobKind = Literal["ingest", "reindex", "cleanup", "evaluation", "sweep", "demo", "draft"]
-JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 KEEP_JOBS = 50  # finished job files kept per data directory (older ones are removed)
 # Documents an ingest job commits at once: each commit rebuilds the keyword index of the whole collection, so one
 # commit per file made a folder of n files cost n² (10,000 files); a cancel rolls back the batch in progress.
@@ -51,113 +62,12 @@ INGEST_BATCH_BYTES = 8 * 1024 * 1024
 _SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
 
 
-def process_started(pid: int) -> str:
-    """When process ``pid`` started (field 22 of /proc/<pid>/stat, in clock ticks since boot); "" where unknown.
-
-    A PID alone does not name a process: after a restart PID 1 or the app's own PID is alive but is not the job's.
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return ""
-    fields = stat[stat.rfind(")") + 2:].split()  # the command name, in parentheses, may hold spaces
-    return fields[19] if len(fields) > 19 else ""
-
-
-_OWN_START = process_started(os.getpid())
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Cancelled(Exception):
     """Raised inside a job when someone asked to cancel it (its message, if any, says what was kept)."""
-
-
-@dataclass(slots=True)
-class FileStatus:
-    doc_id: str
-    name: str
-    size: int
-    state: FileState = "queued"
-    error: str = ""
-    chunks: int = 0
-    seconds: float = 0.0
-
-
-@dataclass(slots=True)
-class JobStatus:
-    """What a job is doing, as saved in its status file."""
-
-    id: str
-    kind: JobKind
-    title: str
-    collection: str
-    state: JobState = "queued"
-    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat())  # µs: orders the jobs
-    started: str = ""
-    finished: str = ""
-    message: str = ""
-    files: list[FileStatus] = field(default_factory=list)
-    current_done: int = 0  # chunks embedded of the file in progress
-    current_total: int = 0
-    elapsed_s: float = 0.0
-    pid: int = field(default_factory=os.getpid)
-    pid_started: str = field(default_factory=lambda: _OWN_START)  # with pid: the process that runs the job
-    settings: dict[str, Any] = field(default_factory=dict)  # e.g. the chunking a re-index uses
-    steps_done: int = 0  # a task's progress (jobs without files): steps done of steps_total, doing step_text
-    steps_total: int = 0
-    step_text: str = ""
-    result: str = ""  # what a finished task made, e.g. the id of the evaluation run it stored
-
-    @property
-    def active(self) -> bool:
-        return self.state in ACTIVE_STATES
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(max(f.size, 1) for f in self.files)
-
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(FILE_STATES, 0)
-        for f in self.files:
-            counts[f.state] += 1
-        return counts
-
-    @property
-    def progress(self) -> float:
-        """Share of the work done (by document size; the file in progress by its embedded chunks; a task by its
-        steps)."""
-        if not self.files and self.steps_total:
-            return min(self.steps_done / self.steps_total, 1.0)
-        total = self.total_bytes
-        if not total:
-            return 1.0 if not self.active else 0.0
-        done = 0.0
-        for f in self.files:
-            if f.state in ("indexed", "unchanged", "failed", "cancelled"):
-                done += max(f.size, 1)
-            elif f.state == "embedding" and self.current_total:
-                done += max(f.size, 1) * min(self.current_done / self.current_total, 1.0)
-        return min(done / total, 1.0)
-
-    @property
-    def eta_s(self) -> float | None:
-        """Seconds left at the pace so far; None until there is a pace to go by."""
-        progress = self.progress
-        if self.state != "running" or progress <= 0.02 or self.elapsed_s < 1.0:
-            return None
-        return self.elapsed_s * (1 - progress) / progress
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JobStatus:
-        files = [FileStatus(**f) for f in data.get("files", [])]
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "files"}
-        return cls(**known, files=files)
 
 
 _STATUS = TypeAdapter(JobStatus)
@@ -178,14 +88,6 @@ def _ran_elsewhere(status: JobStatus) -> bool:
         return False
 
 
-def format_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "estimating…"
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s left"
-    return f"about {seconds / 60:.0f} min left"
-
-
 @dataclass(slots=True)
 class _Work:
     status: JobStatus
@@ -193,6 +95,7 @@ class _Work:
     cancel: threading.Event = field(default_factory=threading.Event)
     saved_at: float = 0.0
     started_at: float = 0.0
+    pace: deque[tuple[float, float]] = field(default_factory=deque)  # (elapsed_s, progress) since it first moved
     # Called in the worker with the job's final state ("done", "cancelled", "failed") before that state is saved;
     # returns the closing message (None: keep it). Raising makes the job failed (e.g. a re-index's swap).
     finish: Callable[[JobState, JobStatus], str | None] | None = None
@@ -218,10 +121,21 @@ class JobRunner:
 
     def _save(self, work: _Work, force: bool = True) -> None:
         now = time.monotonic()
+        status = work.status
         if not force and now - work.saved_at < _SAVE_EVERY_S:
+            if work.started_at and not work.pace and status.state == "running" and status.progress > 0:
+                work.pace.append((round(now - work.started_at, 2), status.progress))  # the moment it first moved
+                status.pace_from_s, status.pace_from = work.pace[0]
             return
+        if work.started_at and status.state == "running" and (work.pace or status.progress > 0):
+            elapsed = round(now - work.started_at, 2)
+            work.pace.append((elapsed, status.progress))
+            anchor = pace_anchor(work.pace, elapsed)
+            while work.pace and work.pace[0][0] < anchor[0]:  # points before the window are not needed again
+                work.pace.popleft()
+            status.pace_from_s, status.pace_from = anchor
         if work.started_at:
-            work.status.elapsed_s = round(now - work.started_at, 2)
+            status.elapsed_s = round(now - work.started_at, 2)
         work.saved_at = now
         atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
 
@@ -433,34 +347,76 @@ def _chunk_counts(index, batch: list[Document], report) -> dict[str, int]:
     return {row["doc_id"]: sum(row.get("chunks", {}).values()) for row in rows}
 
 
+class _FileClock:
+    """Each file's own state and seconds from the index's per-file events (``rag_core.index.progress``): a file's
+    seconds are the time it spent chunking and embedding, measured as it happens."""
+
+    def __init__(self, runner: JobRunner, work: _Work, files: list[FileStatus]):
+        self.runner, self.work = runner, work
+        self.by_id = {f.doc_id: f for f in files}
+        self.since: dict[str, float] = {}
+        self.heard = False  # whether the index sent any event (a stand-in index may send none)
+
+    def __call__(self, event: FileEvent) -> None:
+        if self.work.cancel.is_set():
+            raise Cancelled
+        file = self.by_id.get(event.doc_id)
+        if file is None:
+            return
+        self.heard = True
+        if event.state != file.state:
+            self.stop(file)
+            file.state = event.state
+            if event.state in ("chunking", "embedding"):
+                self.since[file.doc_id] = time.perf_counter()
+        if event.state == "failed":
+            file.error = event.error
+        if event.total:
+            file.chunks = event.total
+        if event.state in ("embedding", "embedded"):
+            file.embedded = event.done
+        self.runner._save(self.work, force=False)
+
+    def stop(self, file: FileStatus) -> None:
+        started = self.since.pop(file.doc_id, None)
+        if started is not None:
+            file.seconds = round(file.seconds + time.perf_counter() - started, 2)
+
+    def stop_all(self) -> None:
+        for doc_id in list(self.since):
+            self.stop(self.by_id[doc_id])
+
+
 def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], files: list[FileStatus]) -> None:
-    """Index one batch in one commit, keeping each file's status; raises ``Cancelled``. When the batch fails as a
-    whole, or some of its files fail, those files are indexed again one by one, so one file cannot fail the others."""
+    """Index one batch in one commit, each file's status following the index's events; raises ``Cancelled``. When
+    the batch fails as a whole, or some of its files fail, those files are indexed again one by one, so one file
+    cannot fail the others."""
     status = work.status
-    for file in files:
-        file.state = "chunking"
+    files[0].state = "chunking"  # the index starts with it (its first event confirms it or says "unchanged")
     status.current_done = status.current_total = 0
     runner._save(work)
     started = time.perf_counter()
+    clock = _FileClock(runner, work, files)
 
     def progress(done: int, total: int, label: str = "") -> None:
         if work.cancel.is_set():
             raise Cancelled
-        if files[0].state != "embedding":
+        if not clock.heard and files[0].state != "embedding":  # an index without per-file events: the batch
             for file in files:
                 file.state = "embedding"
-            status.current_total = total
             runner._save(work)
-        status.current_done, status.current_total = done, total
+        status.current_done, status.current_total = done, total  # the batch's texts embedded (all its files)
         runner._save(work, force=False)
 
     try:
-        report = index.ingest(batch, progress=progress)
+        report = index.ingest(batch, progress=progress, on_file=clock)
     except Cancelled:
+        clock.stop_all()
         for file in files:
             file.state = "cancelled"
         raise
     except Exception as e:  # noqa: BLE001 - one file's failure is its status; the others go on
+        clock.stop_all()
         if len(batch) > 1:
             log.warning("indexing a batch of %d files failed (%s); indexing them one by one", len(batch), e)
             for doc, file in zip(batch, files, strict=True):
@@ -472,28 +428,32 @@ def _ingest_batch(runner: JobRunner, work: _Work, index, batch: list[Document], 
         files[0].state, files[0].error = "failed", str(e) or type(e).__name__
         runner._save(work)
         return
-    seconds = round((time.perf_counter() - started) / len(batch), 2)
+    clock.stop_all()
+    average = round((time.perf_counter() - started) / len(batch), 2)
     counts = _chunk_counts(index, batch, report)
     for doc, file in zip(batch, files, strict=True):
-        file.seconds = seconds
+        if not clock.heard:
+            file.seconds = average
         if doc.name in report.errors:
             if len(batch) > 1:  # e.g. over the chunks of one ingest only together with the others: alone again
                 if work.cancel.is_set():
                     raise Cancelled
+                file.state, file.error = "queued", ""
                 _ingest_batch(runner, work, index, [doc], [file])
                 continue
             file.state, file.error = "failed", report.errors[doc.name]
         elif doc.id in report.unchanged:
             file.state = "unchanged"
         else:
-            file.state, file.chunks = "indexed", counts.get(doc.id, 0)
+            file.state, file.chunks = "indexed", counts.get(doc.id, file.chunks)
+            file.embedded = file.chunks
     runner._save(work)
 
 
 def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document]) -> None:
     """Index the job's documents in batches (``ingest_batches``), one commit each, keeping each file's status."""
     status = work.status
-    start = 0
+    start, started = 0, time.perf_counter()
     for batch in ingest_batches(docs):
         if work.cancel.is_set():
             break
@@ -504,14 +464,31 @@ def _run_ingest(runner: JobRunner, work: _Work, index, docs: Sequence[Document])
         except Cancelled:
             break
     status.current_done = status.current_total = 0
-    if work.cancel.is_set() and any(f.state in ("queued", "chunking", "embedding", "cancelled") for f in status.files):
+    unfinished = ("queued", "chunking", "chunked", "embedding", "embedded")
+    if work.cancel.is_set() and any(f.state in (*unfinished, "cancelled") for f in status.files):
         for file in status.files:
-            if file.state in ("queued", "chunking", "embedding"):
+            if file.state in unfinished:
                 file.state = "cancelled"
         raise Cancelled
+    _record_throughput(runner, index, status.files, time.perf_counter() - started)
     counts = status.counts()
     status.message = (f"{counts['indexed']} indexed, {counts['unchanged']} already indexed, "
                       f"{counts['failed']} failed")
+
+
+MIN_RECORDED_BYTES = 200 * 1024  # smaller jobs are mostly fixed costs (a model load): not this machine's pace
+
+
+def _record_throughput(runner: JobRunner, index, files: list[FileStatus], seconds: float) -> None:
+    """Keep this job's pace (bytes indexed per second, chunks per byte) for the cost warnings of later ingests."""
+    indexed = [f for f in files if f.state == "indexed"]
+    nbytes = sum(f.size for f in indexed)
+    if nbytes < MIN_RECORDED_BYTES:
+        return
+    try:
+        record_throughput(runner.root.parent, str(index.embedder.id), nbytes, seconds, sum(f.chunks for f in indexed))
+    except (OSError, AttributeError) as e:  # the figure is a help for later warnings; the job is done
+        log.warning("could not record the ingest throughput: %s", e)
 
 
 _runners: dict[Path, JobRunner] = {}

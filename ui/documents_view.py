@@ -7,6 +7,7 @@ import streamlit as st
 from rag_core.evaluation.showcase import prepare_after_ingest
 from rag_core.jobs import JobStatus
 from rag_core.loaders.document_store import add_files, resolve_conflicts
+from rag_core.throughput import duration_text, ingest_estimate
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
 from ui.safe_text import md_escape
@@ -16,6 +17,7 @@ MESSAGES_KEY = "documents_messages"
 SEEN_UPLOADS_KEY = "documents_seen_uploads"
 PENDING_DELETE_KEY = "documents_pending_delete"  # ids picked for deletion, waiting for the confirmation
 CONFLICTS_KEY = "documents_conflicts"  # same-name uploads waiting for replace / keep both / skip
+LONG_INGEST_KEY = "documents_long_ingest"  # an ingest estimated long, waiting for index anyway / don't index
 JOB_KEY = "documents_job"  # the last indexing job this session started here
 SESSION_JOBS_KEY = "documents_jobs"  # every indexing job this session started here (how each ended stays shown)
 CONFLICT_CHOICES = {"replace": "Replace the stored one", "keep_both": "Keep both (rename the new one)",
@@ -44,14 +46,15 @@ def _held(index) -> tuple[set[str], set[str]]:
     except Exception:  # noqa: BLE001 - unknown: the job indexes them all (it recognises unchanged documents)
         indexed = set()
     busy = {f.doc_id for job in jobs.runner().active() if job.collection == index.name for f in job.files
-            if f.state in ("queued", "chunking", "embedding", "indexed", "unchanged")}
+            if f.state not in ("failed", "cancelled")}
     return indexed, busy - indexed
 
 
-def index_documents(index, docs, already: str = "Already indexed") -> JobStatus | None:
+def index_documents(index, docs, already: str = "Already indexed", *, confirmed: bool = False) -> JobStatus | None:
     """Index ``docs`` into ``index`` as a background job (followed in the sidebar and below the uploader); the
     documents it holds already (same id: same name and content) or a job is indexing now are left out, and when
-    that is all of them no job is queued and ``already`` says so. The job's end prepares the guided demo."""
+    that is all of them no job is queued and ``already`` says so. An ingest estimated long on this machine waits
+    for the user's choice (``confirm_long_ingest``) unless ``confirmed``. The job's end prepares the guided demo."""
     messages = st.session_state.setdefault(MESSAGES_KEY, [])
     if not docs:
         return None
@@ -66,12 +69,59 @@ def index_documents(index, docs, already: str = "Already indexed") -> JobStatus 
         messages.append(("info", text + (f", {len(docs) - in_index} being indexed by a job under way" if
                                          len(docs) > in_index else "") + "; no job queued."))
         return None
+    if not confirmed and _ask_first(index, fresh):
+        return None
     runner = jobs.runner()
     job = runner.submit_ingest(index, fresh, title=f"Indexing {len(fresh)} document(s)",
                                finish=prepare_after_ingest(runner, index, state.active_config(), state.settings()))
     st.session_state[JOB_KEY] = job.id
     st.session_state.setdefault(SESSION_JOBS_KEY, []).append(job.id)
     return job
+
+
+def _ask_first(index, docs) -> bool:
+    """Whether indexing ``docs`` is estimated long on this machine; if so it waits for a confirmation."""
+    with st.spinner("Estimating how long indexing takes on this machine…"):
+        found = state.guarded(lambda: ingest_estimate(index, docs, state.settings().data_dir),
+                              "Estimating the indexing time")
+    if found is None or not found.long:
+        return False
+    st.session_state[LONG_INGEST_KEY] = {"ids": [doc.id for doc in docs], "chunks": found.chunks,
+                                         "seconds": found.seconds, "source": found.source}
+    return True
+
+
+def confirm_long_ingest(index, store) -> None:
+    """A long ingest's estimate and the choice: index it now (later jobs wait behind it) or keep the files stored
+    without indexing them; nothing is queued before a click."""
+    pending = st.session_state.get(LONG_INGEST_KEY)
+    if not pending:
+        return
+    docs = [doc for doc in (store.get(doc_id) for doc_id in pending["ids"]) if doc is not None]
+    if not docs:  # deleted meanwhile: nothing left to ask about
+        del st.session_state[LONG_INGEST_KEY]
+        return
+    names = ", ".join(md_escape(doc.name) for doc in docs[:5]) + (f" and {len(docs) - 5} more" if len(docs) > 5
+                                                                   else "")
+    took = duration_text(pending["seconds"])
+    with st.container(border=True):
+        st.warning(f"**Indexing {names} will take {took}** on this machine: ≈{pending['chunks']:,} chunks "
+                   f"({human_size(sum(doc.size for doc in docs))}; speed {pending['source']}). Jobs queued after it "
+                   "(evaluations, other uploads, the guided demo) wait until it ends. The files are stored either "
+                   "way; nothing is indexed until you choose.")
+        go_col, stop_col, _ = st.columns([2, 2, 3])
+        go = go_col.button(f"Index anyway ({took})", type="primary", key="long_ingest_confirm", width="stretch")
+        stop = stop_col.button("Don't index now", key="long_ingest_cancel", width="stretch")
+    if stop:
+        del st.session_state[LONG_INGEST_KEY]
+        st.session_state[MESSAGES_KEY] = [("info", f"Stored, not indexed: {names}. Index later with **Index all**, "
+                                                   "or split the file into smaller ones.")]
+        st.rerun()
+    if go:
+        del st.session_state[LONG_INGEST_KEY]
+        st.session_state[MESSAGES_KEY] = []
+        index_documents(index, docs, confirmed=True)
+        st.rerun()
 
 
 def job_panels(keep_finished: int = 3) -> None:
@@ -98,8 +148,11 @@ def report_added(report, messages: list) -> None:
             names = ", ".join(md_escape(d.name) for d in docs)
             messages.append((kind, what.format(n=len(docs), names=names)))
     if report.skipped_files:
-        listed = "; ".join(f"{md_escape(path)} ({reason})" for path, reason in report.skipped_files)
+        listed = "; ".join(f"{md_escape(path)} ({md_escape(reason)})" for path, reason in report.skipped_files)
         messages.append(("info", f"{len(report.skipped_files)} file(s) of the archive skipped: {listed}."))
+    if report.folder_skipped:
+        listed = "; ".join(f"{md_escape(path)} ({md_escape(reason)})" for path, reason in report.folder_skipped)
+        messages.append(("info", f"{len(report.folder_skipped)} file(s) of the folder skipped: {listed}."))
 
 
 def load_and_index(index, items, what: str, keep_folders: bool = False, already: str = "Already indexed") -> None:

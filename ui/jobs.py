@@ -15,37 +15,69 @@ from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 1.0
 # Plain words: a table cell shows no icons (and emoji render as boxes without an emoji font).
-STATE_LABELS = {"queued": "queued", "chunking": "chunking", "embedding": "embedding", "indexed": "indexed",
+STATE_LABELS = {"queued": "queued", "chunking": "chunking", "chunked": "chunked, waiting to embed",
+                "embedding": "embedding", "embedded": "embedded, committing with its batch", "indexed": "indexed",
                 "unchanged": "already indexed", "failed": "failed", "cancelled": "cancelled"}
 JOB_LABELS = {"queued": "waiting", "running": "running", "done": "done", "failed": "failed", "cancelled": "cancelled",
               "interrupted": "interrupted"}
 _SEEN_ACTIVE_KEY = "jobs_seen_active"  # job ids this session saw running (their end triggers one full rerun)
+_UNFINISHED = ("queued", "chunking", "chunked", "embedding", "embedded")
 
 
 def runner():
     return runner_for(state.settings().data_dir)
 
 
-def progress_text(job: JobStatus) -> str:
-    if not job.files:  # a task (an evaluation run, a sweep): steps done and what it is doing
-        text = f"{md_escape(job.title)}"
-        if job.state == "queued":
-            return text + " · waiting for the job before it"
-        if job.steps_total:
-            text += f": {job.steps_done}/{job.steps_total}"
+def doing_text(job: JobStatus) -> str:
+    """What a running job does now, in a few words: the file in progress with its own chunk count, or the task's
+    step; then its ETA (from its measured pace)."""
+    if not job.files:
+        text = f"{job.steps_done}/{job.steps_total}" if job.steps_total else ""
         if job.step_text:
-            text += f" · {md_escape(job.step_text)}"
-        return text + f" · {format_eta(job.eta_s)}"
-    counts = job.counts()
-    finished = len(job.files) - counts["queued"] - counts["chunking"] - counts["embedding"]
-    text = f"{md_escape(job.title)}: {finished}/{len(job.files)} files"
+            text += (" · " if text else "") + md_escape(job.step_text)
+        return text
+    current = job.current_file()
+    if current is None:
+        return ""
+    text = f"{current.state} {md_escape(current.name)}"
+    if current.state == "embedding" and current.chunks:
+        text += f" ({current.embedded}/{current.chunks} chunks)"
+    return text
+
+
+def waiting_text(ahead: JobStatus | None) -> str:
+    """Why a queued job has not started: the job it waits behind, what that one does and how long it has left."""
+    if ahead is None:
+        return "waiting for the job before it"
+    current = ahead.current_file()
+    doing = f"indexing {md_escape(current.name)}" if current is not None else md_escape(ahead.title)
+    eta = ahead.eta_s
+    left = f", ~{max(1, round(eta / 60))} min left" if eta is not None and eta >= 60 else (
+        f", ~{max(1, round(eta))} s left" if eta is not None else ", its time left still being measured")
+    return f"waiting behind: {doing}{left}"
+
+
+def _ahead_of(job: JobStatus) -> JobStatus | None:
+    """The job running now in this data directory, which ``job`` (queued) waits behind."""
+    return next((j for j in runner().active() if j.state == "running" and j.id != job.id), None)
+
+
+def progress_text(job: JobStatus, ahead: JobStatus | None = None) -> str:
+    """A job's progress line: files (or steps) done, what it does now, its ETA; a queued one names the job it
+    waits behind (``ahead``; looked up when not given)."""
+    if job.files:
+        counts = job.counts()
+        finished = len(job.files) - sum(counts[s] for s in _UNFINISHED)
+        text = f"{md_escape(job.title)}: {finished}/{len(job.files)} files"
+        if counts["embedded"]:
+            text += f" ({counts['embedded']} more embedded, committed with their batch)"
+    else:
+        text = md_escape(job.title)
     if job.state == "queued":
-        return text + " · waiting for the job before it"
-    current = next((f for f in job.files if f.state in ("chunking", "embedding")), None)
-    if current is not None:
-        text += f" · {current.state} {md_escape(current.name)}"
-        if current.state == "embedding" and job.current_total:
-            text += f" ({job.current_done}/{job.current_total} chunks)"
+        return text + " · " + waiting_text(ahead or _ahead_of(job))
+    doing = doing_text(job)
+    if doing:
+        text += (" · " if job.files else ": ") + doing
     return text + f" · {format_eta(job.eta_s)}"
 
 
@@ -100,7 +132,7 @@ def _sidebar_body() -> None:
     if waiting:
         with st.expander(f"{len(waiting)} more queued", icon=":material/schedule:"):
             for job in waiting:
-                st.caption(md_escape(job.title))
+                st.caption(f"{md_escape(job.title)} · {waiting_text(shown if shown.state == 'running' else None)}")
                 _cancel_button(job, "sidebar")
 
 
@@ -120,10 +152,17 @@ def sidebar_jobs(where) -> None:
             _sidebar_body()
 
 
+def _chunks_cell(file) -> str:
+    """A file's own chunks; while it is embedded, how many of them are done (``2/4``)."""
+    if file.state == "embedding" and file.chunks:
+        return f"{file.embedded}/{file.chunks}"
+    return str(file.chunks) if file.chunks else ""
+
+
 def files_table(job: JobStatus) -> pd.DataFrame:
     """One row per file; a cell with nothing to say is empty (a missing value read "None")."""
     return pd.DataFrame([{"file": f.name, "status": STATE_LABELS.get(f.state, f.state),
-                          "chunks": str(f.chunks) if f.chunks else "",
+                          "chunks": _chunks_cell(f),
                           "seconds": f"{f.seconds:.1f}" if f.seconds else "", "why": f.error or ""} for f in job.files])
 
 

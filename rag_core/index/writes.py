@@ -21,6 +21,7 @@ from typing import Any
 from rag_core.chunking import chunk_document
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import IngestReport, Snapshot, doc_order, keyword_names, timestamp
+from rag_core.index.progress import FileEvent, FileEvents, FileProgress
 from rag_core.index.sync import synced_stamps
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.keyword import KeywordIndex
@@ -99,13 +100,16 @@ class IndexWrites:
         return chunker(doc, self.chunking, "all")
 
     def ingest(self, docs: Sequence[Document], progress: Progress | None = None, *, force: bool = False,
-               replace_same_name: bool = True) -> IngestReport:
+               replace_same_name: bool = True, on_file: FileEvents | None = None) -> IngestReport:
         """Chunk at all granularities, embed and write ``docs`` atomically.
 
         A document already indexed (same id) is skipped unless ``force``; with ``replace_same_name`` a new
         version of a document (same name, new content) replaces the old one. A document the chunker
-        rejects is reported in ``errors`` and the others are still indexed.
+        rejects is reported in ``errors`` and the others are still indexed. ``on_file`` hears each document's
+        states as they happen (``rag_core.index.progress``): chunking, chunked (with its chunk count), embedding
+        (its own chunks embedded so far), embedded; or unchanged, failed. The commit follows the last one.
         """
+        tell = on_file or (lambda event: None)
         started = time.perf_counter()
         report = IngestReport(self.name, documents=len(docs))
         indexed = self._current().manifest.get("documents", {})
@@ -116,20 +120,25 @@ class IndexWrites:
                 raise ValueError(f"ingest takes Document objects, got {type(doc).__name__}")
             if doc.id in indexed and not force:
                 report.unchanged.append(doc.id)
+                tell(FileEvent(doc.id, "unchanged"))
                 continue
+            tell(FileEvent(doc.id, "chunking"))
             try:
                 chunks = self._chunk(doc)
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)
+                tell(FileEvent(doc.id, "failed", error=str(e)))
                 continue
             if len(chunks) > per_doc:  # the limits bound what one upload can make the machine embed
                 report.errors[doc.name] = (f"{len(chunks):,} chunks, over the limit of {per_doc:,} per document "
                                            "(RAG_MAX_CHUNKS_PER_DOCUMENT); split the file or raise max tokens")
+                tell(FileEvent(doc.id, "failed", total=len(chunks), error=report.errors[doc.name]))
                 continue
             if total + len(chunks) > per_ingest:
                 report.errors[doc.name] = (f"not indexed: this batch already holds {total:,} chunks and the limit "
                                            f"per ingest is {per_ingest:,} (RAG_MAX_CHUNKS_PER_INGEST); index it "
                                            "in another batch")
+                tell(FileEvent(doc.id, "chunked", total=len(chunks)))  # not failed: it waits for a batch of its own
                 continue
             total += len(chunks)
             unique = _first_by_id(chunks)
@@ -139,7 +148,8 @@ class IndexWrites:
                 log.warning(message)
                 report.warnings.append(message)
             entries.append((doc, unique))
-        self._write(entries, [], progress, report, replace_same_name)
+            tell(FileEvent(doc.id, "chunked", 0, len(unique)))
+        self._write(entries, [], progress, report, replace_same_name, on_file=on_file)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -170,7 +180,7 @@ class IndexWrites:
 
     def _write(self, entries: list[tuple[Document, list[Chunk]]], remove_doc_ids: list[str],
                progress: Progress | None, report: IngestReport, replace_same_name: bool, contextual: bool = True,
-               ) -> None:
+               on_file: FileEvents | None = None) -> None:
         """Commit ``entries`` and removals atomically; ``contextual=False`` embeds pre-chunked text as it is
         (see ``rag_core.stores.contextual``)."""
         if not entries and not remove_doc_ids:
@@ -178,7 +188,8 @@ class IndexWrites:
         if self._catalog is not None:
             for attempt in range(1, COMMIT_ATTEMPTS + 1):
                 try:
-                    self._write_shared(entries, remove_doc_ids, progress, report, replace_same_name, contextual)
+                    self._write_shared(entries, remove_doc_ids, progress, report, replace_same_name, contextual,
+                                       on_file)
                     return
                 except _CommitConflict:
                     if attempt == COMMIT_ATTEMPTS:
@@ -195,7 +206,7 @@ class IndexWrites:
                                                        replace_same_name)
             self._side.write_pending(fresh, stale)
             try:
-                self._upsert(entries, new_chunks, progress, report, contextual)
+                self._upsert(entries, new_chunks, progress, report, contextual, on_file=on_file)
                 generation = old.generation + 1
                 now = timestamp()
                 for doc_id in replaced:
@@ -230,7 +241,7 @@ class IndexWrites:
 
     def _write_shared(self, entries: list[tuple[Document, list[Chunk]]], remove_doc_ids: list[str],
                       progress: Progress | None, report: IngestReport, replace_same_name: bool, contextual: bool,
-                      ) -> None:
+                      on_file: FileEvents | None = None) -> None:
         """``_write`` with a Chroma server: under the index's lease, on top of the server's current version,
         rows first, then the claim of the next generation's manifest (the commit), then the cache and cleanup."""
         catalog, owner = self._catalog, new_owner()
@@ -247,7 +258,7 @@ class IndexWrites:
             self._side.write_pending(fresh, stale)
             generation = old.generation + 1
             try:
-                self._upsert(entries, new_chunks, progress, report, contextual, lease)
+                self._upsert(entries, new_chunks, progress, report, contextual, lease, on_file)
                 now = timestamp()
                 for doc_id in replaced:
                     documents.pop(doc_id, None)
@@ -303,22 +314,30 @@ class IndexWrites:
                 self._catalog.clear_pending(pending_owner)
 
     def _upsert(self, entries, new_chunks: list[Chunk], progress: Progress | None, report: IngestReport,
-                contextual: bool = True, lease=None) -> None:
+                contextual: bool = True, lease=None, on_file: FileEvents | None = None) -> None:
         names = {doc.id: doc.name for doc, _ in entries}
         updated = timestamp()
         last = [-1]
+        files: list[FileProgress] = []  # set from the plan: texts embedded → each file's own chunks
 
         def report_progress(done: int, total: int, label: str = "") -> None:
             if lease is not None:
                 lease.renew()
+            if on_file is not None and files:
+                for event in files[0].update(done):
+                    on_file(event)
             if progress is not None and done != last[0]:  # the embedder and we may both report the same count
                 last[0] = done
                 progress(done, total)
 
+        def planned(plan) -> None:
+            if on_file is not None:
+                files.append(FileProgress.from_plan([doc.id for doc, _ in entries], new_chunks, plan))
+
         write_batch = WRITE_BATCH
         try:
             vectors = embed_chunks(new_chunks, names, self.embedder.embed_documents, int(self.embedder.dim),
-                                   report_progress, contextual, batch=write_batch)
+                                   report_progress, contextual, batch=write_batch, on_plan=planned)
         except ValueError as e:
             raise IndexError_(f"embedder {self.embedder.id}: {e}") from e
         for start in range(0, len(new_chunks), write_batch):

@@ -54,6 +54,13 @@ def skip_reason(member: str) -> str | None:
     return f"skipped: unsupported type ({ext or 'no extension'})"
 
 
+def folder_skip_reason(path: str) -> str | None:
+    """Why a file of an uploaded folder is left out by its path, as a ZIP member would be (a hidden or tool
+    folder, a hidden file, a path escaping the folder); None: it is loaded (its type is judged as it loads)."""
+    reason = skip_reason(path)
+    return None if reason is None or reason.startswith("skipped: unsupported type") else reason
+
+
 def skipped_members(data: bytes, max_members: int | None = None) -> list[tuple[str, str]]:
     """Every member of ZIP ``data`` that ``expand_zip`` leaves out, as ``(path, reason)`` in archive order
     (none for an archive refused as a whole: over ``max_members`` files, checked before zipfile parses it)."""

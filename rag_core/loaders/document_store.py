@@ -24,7 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from rag_core.errors import field_problems
 from rag_core.loaders import document_id, load_many
-from rag_core.loaders.archives import expand_archives, is_folder_archive, max_upload_files, skipped_members
+from rag_core.loaders.archives import (
+    expand_archives,
+    folder_skip_reason,
+    is_folder_archive,
+    max_upload_files,
+    skipped_members,
+)
 from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
 from rag_core.types import DocType, Document, Progress
 
@@ -299,6 +305,7 @@ class AddReport:
     conflicts: list[Conflict] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (ZIP member, why it was left out)
+    folder_skipped: list[tuple[str, str]] = field(default_factory=list)  # (a folder upload's file, why left out)
 
     @property
     def documents(self) -> list[Document]:
@@ -306,7 +313,7 @@ class AddReport:
 
     def merge(self, other: AddReport) -> AddReport:
         for name in ("added", "existing", "replaced", "renamed", "skipped", "conflicts", "errors",
-                     "skipped_files"):
+                     "skipped_files", "folder_skipped"):
             getattr(self, name).extend(getattr(other, name))
         return self
 
@@ -365,6 +372,11 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     items = list(items)
     archives = [i for i in items if isinstance(i, tuple) and is_folder_archive(bytes(i[1]))]
     plain = [i for i in items if not any(i is a for a in archives)]
+    folder_skipped = []
+    if keep_folders:  # a folder upload leaves out what a ZIP of that folder would, and names it
+        reasons = [folder_skip_reason(str(i[0])) if isinstance(i, tuple) else None for i in plain]
+        folder_skipped = [(str(i[0]), r) for i, r in zip(plain, reasons, strict=True) if r is not None]
+        plain = [i for i, r in zip(plain, reasons, strict=True) if r is None]
     refused = plain[limit:]
     plain = plain[:limit]
     room = limit - len(plain)
@@ -380,7 +392,8 @@ def add_files(store: DocumentStore, items: Iterable, *, max_bytes: int | None = 
     member_docs, member_errors = load_many(members, max_bytes=max_bytes, progress=progress, keep_folders=True)
     docs += member_docs
     report = AddReport(errors=[*archive_errors, *errors, *member_errors],
-                       skipped_files=[s for a in archives for s in skipped_members(bytes(a[1]), limit)])
+                       skipped_files=[s for a in archives for s in skipped_members(bytes(a[1]), limit)],
+                       folder_skipped=folder_skipped)
     if refused:
         report.errors.append(_over_file_limit(refused, limit, len(plain) + len(members) + len(refused)))
     if not replace_same_name:

@@ -162,10 +162,13 @@ def _mean(rows: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
 
 def embed_chunks(chunks: Sequence[Chunk], names: Mapping[str, str], embed: Callable[..., np.ndarray], dim: int,
                  progress: Progress | None = None, contextual: bool = True,
-                 batch: int = 512) -> np.ndarray:
+                 batch: int = 512, on_plan: Callable[[VectorPlan], None] | None = None) -> np.ndarray:
     """Vectors of ``chunks`` (see ``plan_vectors``); ``embed(texts, progress)`` is the embedder's documents call,
-    made per ``batch`` texts so progress moves and memory stays bounded on large corpora."""
+    made per ``batch`` texts so progress moves and memory stays bounded on large corpora. ``on_plan`` sees the
+    plan before the first text is embedded (progress counts its texts; an ingest maps them to its files)."""
     plan = plan_vectors(chunks, names, contextual)
+    if on_plan is not None:
+        on_plan(plan)
     total = len(plan.texts)
     embedded = np.zeros((total, dim), dtype=np.float32)
     if progress is not None:

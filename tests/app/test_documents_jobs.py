@@ -127,9 +127,9 @@ def test_indexing_goes_on_across_pages(data_dir, gate):
         at.switch_page(page).run()
         assert not at.exception
     job = runner_for(get_settings().data_dir).active()[0]
-    # Both files are one commit batch (files are indexed in batches): both are being chunked.
-    assert [f.state for f in job.files] == ["chunking", "chunking"]
-    assert list(at.dataframe[-1].value["index"]) == ["chunking", "chunking"]
+    # Both files are one commit batch (files are indexed in batches): the first is being chunked, the other waits.
+    assert [f.state for f in job.files] == ["chunking", "queued"]
+    assert list(at.dataframe[-1].value["index"]) == ["chunking", "queued"]
     assert at.get("progress")[0].proto.text.startswith("Indexing 2 document\\(s\\): 0/2 files · chunking one\\.md")
     assert not [b for b in at.button if b.label.startswith("Index all")]
     opened.set()

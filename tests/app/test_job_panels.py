@@ -50,7 +50,9 @@ def test_the_sidebar_jobs_sit_below_the_page_controls_one_card_and_the_queued_fo
     assert card.proto.text.startswith("Task 1")
     [queued] = at.sidebar.expander
     assert queued.label == "2 more queued"
-    assert [c.value for c in queued.caption] == ["Task 2", "Task 3"]
+    # each says what it waits behind (the running job; its pace not measured yet)
+    assert [c.value for c in queued.caption] == [f"Task {n} · waiting behind: Task 1, its time left still being "
+                                                 "measured" for n in (2, 3)]
     queued.button[1].click().run()  # each queued job keeps its Cancel button, in the fold
     assert not at.exception
     jobs, release = blocked
@@ -99,7 +101,7 @@ def test_the_documents_page_keeps_every_running_job_in_view_after_a_conflict(dat
     shown = _page_progress(at)
     assert len(shown) == 2, shown  # the job started before the decision stays in view beside the new one
     assert shown[0].startswith("Indexing 3 document\\(s\\): 0/3 files")
-    assert shown[1].startswith("Indexing 1 document\\(s\\): 0/1 files · waiting for the job before it")
+    assert shown[1].startswith("Indexing 1 document\\(s\\): 0/1 files · waiting behind: indexing one\\.md, ")
     opened.set()
     finish_jobs(at)
     finish_jobs(at)

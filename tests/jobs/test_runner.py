@@ -146,15 +146,21 @@ def test_a_job_left_running_by_a_dead_process_is_shown_interrupted(data_dir):
     assert status.state == "interrupted" and "Run it again" in status.message
 
 
-def test_eta_follows_the_pace():
-    status = JobStatus(id="x", kind="ingest", title="t", collection="c", state="running", elapsed_s=10.0)
+def test_eta_follows_the_pace_measured_since_the_job_first_moved():
+    """The batch being embedded counts by its texts embedded; the ETA is the pace measured from the first progress
+    on (the 4 s before it, e.g. a model load, are not work), and there is none before a measurement."""
     from rag_core.jobs import FileStatus
 
-    status.files = [FileStatus("a", "a", 100, "indexed"), FileStatus("b", "b", 300, "embedding")]
-    status.current_done, status.current_total = 1, 3
-    assert status.progress == pytest.approx(0.5)
-    assert status.eta_s == pytest.approx(10.0)
-    assert format_eta(status.eta_s) == "about 10 s left"
+    status = JobStatus(id="x", kind="ingest", title="t", collection="c", state="running", elapsed_s=10.0)
+    status.files = [FileStatus("a", "a", 100, "indexed"), FileStatus("b", "b", 300, "embedding", chunks=4, embedded=2)]
+    status.current_done, status.current_total = 1, 2  # the batch's texts (the file's own chunks: 2 of 4)
+    assert status.progress == pytest.approx((100 + 300 * 0.95 * 0.5) / 400)
+    assert status.eta_s is None  # no pace measured yet
+    status.pace_from_s, status.pace_from = 4.0, 0.25
+    assert status.eta_s == pytest.approx((1 - status.progress) * 6.0 / (status.progress - 0.25))
+    status.pace_from_s, status.pace_from = 9.5, 0.25  # half a second measured: still estimating
+    assert status.eta_s is None
+    assert format_eta(5.0) == "about 5 s left"
     assert format_eta(None) == "estimating…" and format_eta(600) == "about 10 min left"
 
 
@@ -190,8 +196,11 @@ def test_a_task_reports_steps_with_an_eta_keeps_its_result_and_stops_on_cancel(d
     status = runner.get(done.id)
     assert (status.state, status.steps_done, status.steps_total, status.step_text) == ("running", 1, 4, "question 1")
     assert status.progress == 0.25 and status.files == []
-    status.elapsed_s = 3.0
-    assert status.eta_s == pytest.approx(9.0)  # three quarters left at the pace so far
+    assert status.pace_from_s >= 0 and status.pace_from == 0.25  # measured from the first step on
+    status.elapsed_s = status.pace_from_s + 3.0
+    assert status.eta_s is None  # one point: no pace yet
+    status.steps_done = 2  # a second step 3 s later: 3 s a step, 2 steps left
+    assert status.eta_s == pytest.approx(6.0)
     gate.set()
     final = runner.wait(done.id)
     assert (final.state, final.message, final.result, final.progress) == ("done", "run run-1 complete", "run-1", 1.0)
