@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.config import RAGConfig
-from rag_core.evaluation.showcase import last_showcase
-from ui import jobs, runs, state
+from ui import demo_view, runs, state
 from ui.router import through_app
 from ui.safe_text import md_inert
 
 through_app()
 
 DEMO_DOC = "configuration.md"
-CHOOSE_AGAIN_KEY = "demo_choose_again"
 
 
 @st.cache_resource(show_spinner=False)
@@ -23,54 +20,6 @@ def _sample_doc_id(name: str) -> str | None:
 
     path = samples_dir() / name
     return load_path(path).id if path.is_file() else None
-
-
-def showcase(config: RAGConfig):
-    """Step 3's question: ("ready", Showcase or None), ("indexing", the job writing the index), ("choosing", the job
-    choosing it), ("stopped", the job that was cancelled or failed), ("unprepared", None) when none was chosen for
-    these documents (indexed by the command line, or before the demo was prepared after indexing), or ("empty",
-    None) while the active index holds no document the golden questions ask about. Opening Home starts nothing:
-    an ingest job's end prepares the demo (``prepare_after_ingest``), or a click here."""
-    from rag_core.evaluation.questions import load_golden
-    from rag_core.evaluation.showcase import asks_about, load_showcase, prepare_showcase, showcase_key
-
-    index = state.guarded(lambda: state.index_for(config), "Opening the index")
-    contents = state.guarded(index.documents, "Reading the index") if index is not None else None
-    golden = load_golden()
-    if not contents or not asks_about(golden, contents):  # the golden questions ask about the sample documents
-        return "empty", None
-    key = showcase_key(golden, contents, config)
-    chosen, found = load_showcase(state.settings().data_dir, key)
-    if chosen:
-        return "ready", found
-    active = jobs.runner().active()
-    busy = next((job for job in active if job.collection == index.name), None)
-    if busy is not None:
-        return "indexing", busy  # the demo is prepared once they are in
-    if st.session_state.pop(CHOOSE_AGAIN_KEY, False):
-        state.guarded(lambda: prepare_showcase(jobs.runner(), golden, index, config, state.settings()),
-                      "Preparing the demo")
-        active = jobs.runner().active()
-    choosing = next((job for job in active if job.kind == "demo" and job.settings.get("key") == key), None)
-    if choosing is not None:
-        return "choosing", choosing
-    last = next((job for job in jobs.runner().jobs() if job.kind == "demo" and job.settings.get("key") == key), None)
-    if last is not None and last.state in ("cancelled", "failed", "interrupted"):
-        return "stopped", last  # not started again behind the back of whoever stopped it
-    return "unprepared", None
-
-
-def demo_step(text: str, disabled: bool = False, again: str = "", **prefill) -> None:
-    """Step 3: **Ask both** opens the Agent Playground side by side (on the demo question once chosen); ``again``
-    labels a second button that starts choosing the question."""
-    with st.container(border=True):
-        left, right = st.columns([4, 1], vertical_alignment="center")
-        left.markdown(f"**3. One-shot RAG versus the agent**  \n{text}")
-        if right.button("Ask both", key="demo_agent", disabled=disabled, width="stretch"):
-            state.goto("agent", compare=True, **prefill)
-        if again:
-            right.button(again, key="demo_choose", width="stretch",
-                         on_click=lambda: st.session_state.update({CHOOSE_AGAIN_KEY: True}))
 
 
 def _latest_run():
@@ -122,43 +71,8 @@ else:
          f"`{DEMO_DOC}` split both ways side by side: fixed 512-token windows cut code fences, tables and lists; "
          "the structure-aware chunker keeps each heading with its content and every table row with its header.",
          "Compare splits", "demo_split", "explorer", disabled=doc_id is None, doc_id=doc_id, strategy_b="fixed")
-phase, chosen = showcase(state.active_config()) if docs else ("empty", None)
-OWN_QUESTION = "Meanwhile **Ask both** opens the side-by-side view for a question of your own."
-last = last_showcase(state.settings().data_dir) if phase in ("indexing", "stopped") else None
-LAST_WORDS = ("**Ask both** asks the last prepared demo question on the serving index (the last "
-              "complete index): *“{q}”* — {why}.")
-if phase == "indexing" and last is not None:  # the serving index still answers: the last example stays usable
-    demo_step(f"Preparing the demo again once the documents being indexed are in ({jobs.progress_text(chosen)}). "
-              + "Until then " + LAST_WORDS.format(q=md_inert(last.question), why=md_inert(last.why)),
-              question=last.question)
-elif phase == "indexing":
-    demo_step(f"Preparing the demo once the documents being indexed are in ({jobs.progress_text(chosen)}): the "
-              f"golden question where the agent's extra steps matter most is then chosen. {OWN_QUESTION}")
-elif phase == "stopped" and last is not None:  # a cancelled choice keeps the last one; no re-prepare needed
-    demo_step(f"Choosing the question again stopped ({jobs.summary(chosen)}); **Choose the question** starts it "
-              "again. " + LAST_WORDS.format(q=md_inert(last.question), why=md_inert(last.why)),
-              again="Choose the question", question=last.question)
-elif phase == "choosing":
-    demo_step("**Preparing the demo…** one-shot search and the agent answer each golden question, and the one where "
-              f"the agent's extra steps matter most is kept. {OWN_QUESTION}")
-    jobs.job_details(chosen.id, "home")
-elif phase == "stopped":
-    demo_step(f"Choosing the question stopped ({jobs.summary(chosen)}). Press **Choose the question** to ask "
-              f"one-shot search and the agent each golden question again. {OWN_QUESTION.replace('Meanwhile ', '')}",
-              again="Choose the question")
-elif phase == "unprepared":
-    demo_step("The demo question is not chosen for these documents yet (it is chosen after documents are indexed "
-              "on the Documents page). **Prepare the demo** asks one-shot search and the agent each golden question "
-              f"in the background. {OWN_QUESTION}", again="Prepare the demo")
-elif chosen is None:
-    why_not = ("Load the sample documents first (step 1), and let them be indexed" if phase == "empty" else
-               "On the documents loaded, no golden question shows the agent finding more than one-shot search")
-    demo_step(f"{why_not}: this step picks, from the golden questions, one where the agent's extra steps find what "
-              "one-shot search misses.", disabled=phase == "empty")
-else:
-    demo_step(f":material/check_circle: **Demo ready:** *“{md_inert(chosen.question)}”* — chosen among "
-              f"{chosen.questions_compared} golden questions by asking both: {md_inert(chosen.why)}. Side by side, "
-              "each step of the agent is shown in words.", question=chosen.question)
+phase, chosen = demo_view.showcase(state.active_config()) if docs else ("empty", None)
+demo_view.render_step_three(phase, chosen)
 step(4, "The evaluation leaderboard",
      "Every strategy on the built-in golden question set: hit@k, recall, MRR, nDCG@10, context tokens, steps "
      "and latency, per intent, with a regression banner against the saved baseline. Opens on the latest "
