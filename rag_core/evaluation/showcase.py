@@ -212,6 +212,8 @@ def _says_words(says: Sequence[Quote]) -> str:
     places = list(dict.fromkeys(q.place for q in says))
     first = next(q for q in says if q.place == places[0])
     lines = [line.strip().lstrip("- ") for line in first.text.splitlines()]
+    if len(lines) > 2 and lines[0].startswith("|") and _NOT_WORDS.match(lines[1]):
+        lines = lines[2:]  # a table: its first row says more than its header
     head = next((line for line in lines if line and not _NOT_WORDS.match(line)), lines[0])
     rest = f" and {', '.join(places[1:3])}" + (" …" if len(places) > 3 else "") if len(places) > 1 else ""
     return f"quotes {places[0]} (“{_short(head, 60)}”){rest}"

@@ -66,6 +66,9 @@ def test_without_a_win_the_words_say_both_answers_quote_as_much():
     assert explain(c).startswith("both answers quote 1 of the 2 answer part(s): the agent's answer quotes "
                                  "overview.md › Storage (“| metrics | by default, compressed in two-hour blocks |”) "
                                  "and overview.md › The coordinator after 1 search")
+    table = Quote("plans.csv", "| plan | limit |\n| --- | --- |\n| Team | 90 days |")
+    assert "one search's answer (top 5 hybrid) quotes plans.csv (“| Team | 90 days |”)" in explain(
+        _answered([table], [ROW], set(), {"answer:1"}, ["a"]))
     nothing = _answered([], [ROW], set(), set(), ["a"])
     assert "one search's answer (top 5 hybrid) quotes nothing (it says the documents do not answer)" in explain(nothing)
 
