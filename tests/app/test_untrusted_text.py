@@ -136,3 +136,14 @@ def test_no_arrangement_of_markdown_pieces_becomes_active(text):
     assert active_parts(safe_markdown(text)) == []
     assert active_parts(md_escape(text)) == []
     assert [p for p in active_parts(md_inert(text)) if not p.startswith("html")] == []
+
+
+def test_tags_as_text_reads_html_as_its_words_and_leaves_code_as_written():
+    from ui.safe_text import tags_as_text
+
+    text = ('<p style="text-align:center"><img src="https://x.test/logo.png" alt="Big &amp; logo" width=200></p>\n'
+            "<!-- note --><SCRIPT>window.__pwned = 1</SCRIPT>Intro <b>bold</b>, ![chart](c.png), a<br>b, 1 < 2, "
+            "`<img src=x>` stays.\n\n```html\n<p>kept</p>\n```\n")
+    assert tags_as_text(text) == ("[image: Big & logo]\n\nIntro bold, [image: chart], a\nb, 1 < 2, `<img src=x>` "
+                                  "stays.\n\n```html\n<p>kept</p>\n```\n")
+    assert tags_as_text('<img src="x.png">') == "[image: image]"
