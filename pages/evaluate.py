@@ -17,6 +17,10 @@ st.caption("Score configurations × strategies on a question set; keep baselines
 prefill = state.take_prefill("evaluate")
 if prefill.get("question_set"):
     st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
+following = evaluate_view.form_from_running_job()
+if following is not None:
+    st.info(f"An evaluation is running ({md_escape(following.title)}): the form below shows its question set and "
+            "settings. Its progress is on the Run tab and in the sidebar.")
 question_set = evaluate_view.pick_question_set()
 if question_set:
     types = question_set.types()

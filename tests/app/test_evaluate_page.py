@@ -495,3 +495,47 @@ def test_a_bundle_replay_runs_as_a_job_and_shows_both_leaderboards(docs, data_di
     left, right = at.tabs[4].dataframe[-2:]
     assert len(left.value) == len(right.value) == 1
     assert right.value["ndcg@10"][0] == run.summary[0]["ndcg@10"]  # same documents, same settings: same score
+
+
+def test_after_a_reload_the_form_shows_the_running_jobs_set_and_settings(docs, data_dir, monkeypatch):
+    # Issue 35 item 10: after a reload the form reset to "golden: 60 questions" above a drafted set's run.
+    import threading
+
+    import rag_core.evaluation.runner as runner_module
+    from rag_core.evaluation.question_sets import QuestionSetStore
+    from rag_core.evaluation.questions import Question
+    from ui.draft_view import SAVED_KEY
+    from ui.evaluate_view import SOURCE_KEY, SOURCES
+
+    drafted = [Question(id=f"d{i}", question=f"What is the default port, question {i}?", intent="fact",
+                        evidence=[{"file": "configuration.md", "heading_path": [],
+                                   "spans": ["Port for the REST API and web console"]}]) for i in range(4)]
+    QuestionSetStore(data_dir).save("ours", drafted, label="drafted from our docs")
+    QuestionSetStore(data_dir).save("another", drafted[:2], label="drafted too")
+    release, real = threading.Event(), runner_module.default_execute
+    monkeypatch.setattr(runner_module, "default_execute",
+                        lambda *args, **kwargs: release.wait(60) and real(*args, **kwargs))
+    try:
+        at = _app().run()
+        at.radio(key=SOURCE_KEY).set_value(SOURCES[3]).run()
+        at.selectbox(key=SAVED_KEY).set_value("ours").run()
+        at.multiselect(key="eval_strategies").set_value(["keyword", "hybrid"]).run()
+        _button(at, "Run evaluation").click().run()
+        assert not at.exception, at.exception
+        [job] = [j for j in runner_for(data_dir).active() if j.kind == "evaluation"]
+        assert job.settings["question_set_kind"] == "drafted"
+        reloaded = _app().run()  # a reload: a new session, the job still running
+        assert not reloaded.exception, reloaded.exception
+        assert reloaded.radio(key=SOURCE_KEY).value == SOURCES[3]
+        assert reloaded.selectbox(key=SAVED_KEY).value == "ours"
+        assert reloaded.multiselect(key="eval_strategies").value == ["keyword", "hybrid"]
+        assert any(c.value.startswith("**ours**: 4 questions") for c in reloaded.caption)
+        assert not any(c.value.startswith("**golden**") for c in reloaded.caption)
+        assert any("An evaluation is running" in i.value and "the form below shows its question set" in i.value
+                   for i in reloaded.info)
+        reloaded.radio(key=SOURCE_KEY).set_value(SOURCES[0]).run()  # the person's own choice then stays
+        assert reloaded.radio(key=SOURCE_KEY).value == SOURCES[0]
+        assert any(c.value.startswith("**golden**") for c in reloaded.caption)
+    finally:
+        release.set()
+        runner_for(data_dir).wait(job.id, 120)
