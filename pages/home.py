@@ -61,6 +61,7 @@ step(1, "Load the sample documents",
      "A fictional product's documentation: Markdown with code in several languages, tables, "
      "numbered procedures and FAQs, plus CSV data and Python sources.",
      "Load samples", "demo_docs", "documents", load_samples=True)
+demo_view.samples_control(docs, state.active_config())  # a team's own documents beside them: keep them apart
 if docs and not any(d.name == DEMO_DOC for d in docs):  # deleted: never open another document under its name
     step(2, "Naive versus structure-aware split",
          f":material/info: The sample `{DEMO_DOC}` this step splits is no longer loaded (it was deleted). "

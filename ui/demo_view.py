@@ -112,3 +112,46 @@ def render_step_three(phase: str, chosen) -> None:
                   "what one search's answer misses.", disabled=phase == "empty")
     else:
         demo_step(ready_words(chosen), question=chosen.question)
+
+
+SAMPLES_REMOVED_KEY = "demo_samples_removed"  # the outcome of the last removal, shown once after its rerun
+
+
+@st.cache_resource(show_spinner=False)
+def _sample_ids() -> dict[str, str]:
+    from rag_core.loaders import sample_ids
+
+    return sample_ids()
+
+
+def _remove_samples(config: RAGConfig) -> None:
+    from rag_core.loaders import remove_samples
+
+    index = state.guarded(lambda: state.index_for(config), "Opening the index")
+    removed = state.guarded(lambda: remove_samples(state.document_store(), index), "Removing the samples")
+    if removed is not None:
+        st.session_state[SAMPLES_REMOVED_KEY] = len(removed)
+
+
+def samples_control(docs, config: RAGConfig) -> None:
+    """"Remove the sample documents from my index": once a team's own documents sit beside the samples, one click
+    takes the shipped samples (and only those, matched by content) out of the store and the active index, so the
+    team's searches and answers never quote them; step 1 loads them again for a demo."""
+    removed = st.session_state.pop(SAMPLES_REMOVED_KEY, None)
+    if removed is not None:
+        st.success(f"Removed {removed} sample document(s) from the store and the active index; your own documents "
+                   "stay as they are. **Load samples** (step 1) brings them back for a demo.")
+    samples = _sample_ids()
+    held = [d for d in docs if d.id in samples]
+    own = len(docs) - len(held)
+    if not held or not own:
+        return
+    writing = state.guarded(lambda: state.index_for(config).name, "Opening the index")
+    busy = any(job.collection == writing for job in jobs.runner().active())
+    st.caption(f":material/info: Your index holds {own} document(s) of your own and {len(held)} of the shipped "
+               "samples, and the samples can turn up in your searches and answers.")
+    st.button("Remove the sample documents from my index", key="demo_remove_samples", disabled=busy,
+              on_click=_remove_samples, args=(config,),
+              help="Waits until the indexing job under way ends." if busy else
+              "Deletes only the shipped sample files (matched by content) from the document store and the active "
+              "index; a file of your own with a sample's name stays.")

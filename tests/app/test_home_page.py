@@ -280,3 +280,28 @@ def test_without_a_win_of_the_agents_answer_step_three_says_so_and_offers_the_be
     assert "on none of the 60 golden questions does the agent's answer quote more" in text
     assert f"*“{md_inert(question.question)}”*: both answers quote 1 of the 1 answer part(s)" in text
     assert not at.button(key="demo_agent").disabled
+
+
+def test_the_samples_can_be_removed_from_a_teams_index_leaving_its_own_documents(samples, data_dir):
+    # Issue 35 item 9: the samples stayed mixed into a team's index and showed up in its answers.
+    from rag_core.retrieval import Retriever
+
+    ours = load_bytes("overview.md", b"# Our overview\n\nOur team's own overview: the widget ships on Fridays.\n")
+    DocumentStore(data_dir).add(ours)
+    index = open_index(HASH_CONFIG, get_settings())
+    index.ingest([ours])
+    at = _home().run()
+    assert not at.exception
+    assert any("of the shipped samples" in c.value for c in at.caption)
+    _click(at, "demo_remove_samples")
+    assert [d.name for d in DocumentStore(data_dir).list()] == ["overview.md"]  # ours: same name, other content
+    assert [row["name"] for row in index.documents()] == ["overview.md"]
+    hits = Retriever(index, HASH_CONFIG.retrieval, get_settings()).retrieve("What is the default port?").hits
+    assert {h.chunk.doc_id for h in hits} == {ours.id}  # no sample in the team's answers
+    assert any("Removed 8 sample document(s)" in s.value for s in at.success)
+    assert [b for b in at.button if b.key == "demo_remove_samples"] == []  # nothing left to remove
+
+
+def test_no_removal_is_offered_when_only_the_samples_are_loaded(samples, data_dir):
+    at = _home().run()
+    assert [b for b in at.button if b.key == "demo_remove_samples"] == []
