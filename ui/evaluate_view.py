@@ -1,5 +1,5 @@
 """Evaluate's renderers: question-set and configuration pickers, the run / results / sweep tabs, a run's leaderboard,
-charts and per-question drill-down (``pages/evaluate.py`` lays them out)."""
+charts and per-question drill-down (``views/evaluate.py`` lays them out)."""
 
 from __future__ import annotations
 

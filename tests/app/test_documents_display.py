@@ -32,11 +32,11 @@ def test_the_documents_table_and_the_explorer_agree_on_a_size(data_dir):
     assert len(GUIDE.encode()) == 7_990
     doc = load_bytes("guide.md", GUIDE.encode())
     DocumentStore(data_dir).add(doc)
-    at = page_app(str(ROOT / "pages" / "documents.py"), CONFIG)
+    at = page_app(str(ROOT / "views" / "documents.py"), CONFIG)
     at.run()
     assert not at.exception
     assert list(at.dataframe[-1].value["size"]) == ["8.0 KB"]
-    explorer = page_app(str(ROOT / "pages" / "chunk_explorer.py"), CONFIG)
+    explorer = page_app(str(ROOT / "views" / "chunk_explorer.py"), CONFIG)
     explorer.run()
     assert not explorer.exception
     label = explorer.selectbox(key="explorer_doc").format_func(doc.id)

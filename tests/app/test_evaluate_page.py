@@ -20,7 +20,7 @@ from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_a
 from ui.evaluate_view import RESULTS_TAB
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "evaluate.py")
+PAGE = str(ROOT / "views" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="eval-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -249,12 +249,12 @@ def test_a_run_goes_on_while_visiting_other_pages_and_opens_when_it_ends(docs, d
     _slow_questions(monkeypatch, 0.05)
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.multiselect(key="eval_strategies").set_value(["keyword"]).run()
     _button(at, "Run evaluation").click().run()
     assert not at.exception, at.exception
     [job] = [j for j in runner_for(data_dir).active() if j.kind == "evaluation"]
-    at.switch_page("pages/retrieval_lab.py").run()  # away, and back below
+    at.switch_page("views/retrieval_lab.py").run()  # away, and back below
     assert not at.exception
     # Every page's sidebar follows it (a fresh session: AppTest keeps the sidebar of a session's first run only).
     other = studio_app(HASH_CONFIG)
@@ -265,7 +265,7 @@ def test_a_run_goes_on_while_visiting_other_pages_and_opens_when_it_ends(docs, d
     assert progress.endswith(("s left", "min left", "estimating…")), progress  # with an ETA
     assert "Stop after the current question: the questions already measured are kept as a cancelled run." in [
         b.help for b in other.sidebar.button if b.label == "Cancel"]
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     assert any("Runs in the background" in i.value for i in at.info)
     finish_jobs(at)
     new_id = runner_for(data_dir).get(job.id).result
@@ -366,7 +366,7 @@ def test_choices_survive_a_visit_to_another_page(data_dir):
     ConfigStore(data_dir).save(HASH_CONFIG.model_copy(update={"name": "saved"}))
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     run_box = next(s for s in at.selectbox if s.label == "Run")
     run_box.set_value(next(o for o in run_box.options if o.endswith("run-1"))).run()
     at.radio(key="eval_vs_k").set_value("recall").run()
@@ -380,7 +380,7 @@ def test_choices_survive_a_visit_to_another_page(data_dir):
     at.text_input(key="eval_beir_path").input(str(data_dir / "nope")).run()
     at.text_input(key="eval_beir_split").input("dev").run()
     assert not at.exception
-    visit_another_page(at, "pages/evaluate.py")
+    visit_another_page(at, "views/evaluate.py")
     assert at.radio[0].value == "BEIR folder"
     assert at.text_input(key="eval_beir_path").value == str(data_dir / "nope")
     assert at.text_input(key="eval_beir_split").value == "dev"
@@ -398,11 +398,11 @@ def test_an_uploaded_question_file_is_still_used_after_a_visit_to_another_page(d
     questions = b"question,answer_text\nWhat is the default port?,8080\nHow long is the timeout?,30 seconds\n"
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.radio[0].set_value("Upload CSV/JSONL").run()
     at.file_uploader(key="eval_upload").set_value(("mine.csv", questions, "text/csv")).run()
     assert any(c.value.startswith("**") and "2 questions" in c.value for c in at.caption)
-    visit_another_page(at, "pages/evaluate.py")
+    visit_another_page(at, "views/evaluate.py")
     assert at.radio[0].value == "Upload CSV/JSONL"
     captions = [c.value for c in at.caption]
     assert any("**mine\\.csv**, uploaded earlier" in c for c in captions)

@@ -22,7 +22,7 @@ from ui.safe_text import md_inert
 from ui.state import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "home.py")
+PAGE = str(ROOT / "views" / "home.py")
 HASH_CONFIG = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))
 
 

@@ -12,7 +12,7 @@ from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "retrieval_lab.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "retrieval_lab.py")
 HASH_CONFIG = RAGConfig(name="lab-test", embedding=EmbeddingConfig(embedder="hash"))
 
 GUIDE = """# Wrenfall guide

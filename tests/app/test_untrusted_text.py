@@ -22,7 +22,7 @@ from tests.app.apptest_helpers import page_app
 from ui import chunk_view
 from ui.safe_text import md_escape, md_inert, plot_text, safe_markdown
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "views"
 HASH_CONFIG = RAGConfig(name="untrusted-test", embedding=EmbeddingConfig(embedder="hash"))
 BEACON = "http://127.0.0.1:8799/answer-beacon.png?q=retention"
 HOSTILE = (

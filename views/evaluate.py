@@ -7,10 +7,7 @@ import streamlit as st
 from ui import draft_view, eval_jobs, evaluate_view, state
 from ui.eval_panels import bundle_panel, config_panel
 from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
-from ui.router import through_app
 from ui.safe_text import md_escape
-
-through_app()
 
 st.title(":material/leaderboard: Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")

@@ -5,10 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import demo_view, runs, state
-from ui.router import through_app
 from ui.safe_text import md_inert
-
-through_app()
 
 DEMO_DOC = "configuration.md"
 
