@@ -20,7 +20,7 @@ from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, document_name
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "documents.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="deep-paths-test", embedding=EmbeddingConfig(embedder="hash"))
 DEEP = "a/" * 1100 + "deep.md"  # 2,207 characters
 TEXT = b"# Deep\n\nThe deep file mentions zebrafish.\n"

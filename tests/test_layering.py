@@ -29,7 +29,7 @@ def _imports(path: Path) -> set[str]:
 
 def test_rag_core_imports_neither_streamlit_nor_the_app():
     for path in (ROOT / "rag_core").rglob("*.py"):
-        bad = {n for n in _imports(path) if n.split(".")[0] in ("streamlit", "ui", "pages", "app", "plotly")}
+        bad = {n for n in _imports(path) if n.split(".")[0] in ("streamlit", "ui", "views", "app", "plotly")}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
@@ -41,7 +41,7 @@ def test_the_agent_policies_and_types_never_import_the_loop():
 
 def test_the_wiring_is_in_services_only():
     """Pages, ui and the CLI open indexes and LLM clients through ``rag_core.services``."""
-    for folder in ("pages", "ui", "rag_core/cli"):
+    for folder in ("views", "ui", "rag_core/cli"):
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
             for opened in ("Index.open(", "get_embedder(", "LLMClient(", "llm_from_settings("):
@@ -125,3 +125,11 @@ def test_function_level_imports_in_the_engine_do_not_grow():
         f"{len(lazy)} function-level imports in the engine (ceiling {ENGINE_FUNCTION_IMPORTS_CEILING}); import at "
         "module level unless it keeps a heavy package from loading at import time:\n" + "\n".join(lazy))
     assert not [line for line in lazy if " rag_core" in line], "engine modules import rag_core inside functions"
+
+
+def test_no_pages_folder_beside_the_app():
+    """A ``pages/`` folder beside ``app.py`` puts a fresh server in Streamlit's older folder mode, whose first load
+    lists the folder's file names as navigation (issue 35 item 10): the pages live in ``views/``."""
+    assert not (ROOT / "pages").exists()
+    assert sorted(p.name for p in (ROOT / "views").glob("*.py")) == [
+        "agent_playground.py", "chunk_explorer.py", "documents.py", "evaluate.py", "home.py", "retrieval_lab.py"]

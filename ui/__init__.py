@@ -1,1 +1,1 @@
-"""Streamlit-side helpers shared by the pages (the only place besides pages/ and app.py that imports Streamlit)."""
+"""Streamlit-side helpers shared by the pages (the only place besides views/ and app.py that imports Streamlit)."""

@@ -211,10 +211,15 @@ def render_one_shot_parts(parts_box, question: str, baseline, index, plan: dict 
     return coverage
 
 
-# Side by side, a Markdown table in an answer ran past its half of the page ("Descr…", "Postg…"): tables in chat
-# messages take the message's width and wrap their cells instead.
-FIT_TABLES_CSS = ("<style>[data-testid='stChatMessage'] table{table-layout:fixed;width:100%}"
-                  "[data-testid='stChatMessage'] th,[data-testid='stChatMessage'] td{overflow-wrap:anywhere}</style>")
+# Side by side, a Markdown table in an answer ran past its half of the page ("Descr…", "Postg…"), and the one-shot
+# column's table with a long "description" column ran into the agent's step list: tables in chat messages and in
+# columns take their box's width and wrap their cells instead, and what still does not fit (a long code name)
+# scrolls inside its own column.
+_FITTED = ("[data-testid='stChatMessage']", "[data-testid='stColumn']")
+FIT_TABLES_CSS = ("<style>" + ",".join(f"{box} table" for box in _FITTED) + "{table-layout:fixed;width:100%}"
+                  + ",".join(f"{box} th,{box} td" for box in _FITTED) + "{overflow-wrap:anywhere}"
+                  "[data-testid='stColumn']{min-width:0}"
+                  "[data-testid='stColumn'] [data-testid='stMarkdownContainer']{overflow-x:auto}</style>")
 
 
 def turn_layout(question: str, compared: bool, policy: str):

@@ -8,14 +8,17 @@ hovers go through ``plot_text`` (Plotly draws ``<a href>`` in them).
 from __future__ import annotations
 
 import html
+import re
 import statistics
 from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from rag_core.types import Chunk
+from rag_core.types import HEADING_SEPARATOR, Chunk
 from ui.safe_text import plot_text
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
 
 # Pastel colours, distinguishable side by side; chunks cycle through them in document order.
 PALETTE = ("#cde7ff", "#ffe1b3", "#d4f5d0", "#f8d0e6", "#e3dcff", "#fff3a8", "#c9f1ef", "#ffd6cc")
@@ -167,27 +170,52 @@ def part_label(chunk: Chunk) -> str:
     return f"part {chunk.metadata['part']} of {chunk.metadata['parts']}"
 
 
+def part_heading(chunk: Chunk, by_id: dict[str, Chunk]) -> str:
+    """The heading a part of a document or section opens under, below the part's own heading path: that of the
+    first paragraph it holds (its last two levels), else a Markdown heading line in its text; "" when none."""
+    first = chunk
+    while first.child_ids and first.child_ids[0] in by_id:
+        first = by_id[first.child_ids[0]]
+    deeper = first.heading_path[len(chunk.heading_path):] if first is not chunk else []
+    if deeper:
+        return HEADING_SEPARATOR.join(deeper[-2:])
+    line = _HEADING_LINE.search(chunk.text)
+    heading = line.group(1).strip() if line else ""
+    return "" if chunk.heading_path and heading == chunk.heading_path[-1] else heading
+
+
+def _box_label(chunk: Chunk, by_id: dict[str, Chunk]) -> str:
+    """A treemap box's label: a paragraph's first words, a section's heading, a part by the heading it opens
+    under (``part N of M`` only for a part under no heading)."""
+    if chunk.granularity == "paragraph":  # its first words after any heading line it repeats
+        body = "\n".join(line for line in chunk.text.splitlines() if not line.lstrip().startswith("#"))
+        return f"¶ {_plain_label(body.strip() or chunk.text)}"
+    inner = part_heading(chunk, by_id) if chunk.metadata.get("parts") else ""
+    if chunk.granularity == "section":
+        label = _plain_label(chunk.heading_path[-1], 10) if chunk.heading_path else "Section"
+        if chunk.metadata.get("parts"):
+            label += f" › {_plain_label(inner, 10)}" if inner else (" (continued)" if chunk.metadata["part"] > 1
+                                                                    else "")
+        return label
+    if chunk.metadata.get("parts"):  # a document stored as consecutive parts, under the document's name
+        return _plain_label(inner, 10) if inner else part_label(chunk).capitalize()
+    return "Whole document"
+
+
 def treemap(chunks: Sequence[Chunk], document_name: str) -> go.Figure:
     """Document → sections → paragraphs in document order, each box sized by tokens, labelled by its heading or
     its first words (rows left out: they repeat their table)."""
     kept = sorted((c for c in chunks if c.granularity in ("document", "section", "paragraph")),
                   key=lambda c: (("document", "section", "paragraph").index(c.granularity), c.start, c.position))
     ids = {c.id for c in kept}
+    by_id = {c.id: c for c in chunks}
     root = "__root__"
     labels, parents, values, node_ids, hover = [_plain_label(document_name, 12)], [""], [0], [root], [
         _plain_label(document_name, 12)]
     for c in kept:
         node_ids.append(c.id)
         parents.append(c.parent_id if c.parent_id in ids else root)
-        if c.granularity == "paragraph":  # its first words after any heading line it repeats
-            body = "\n".join(line for line in c.text.splitlines() if not line.lstrip().startswith("#"))
-            label = f"¶ {_plain_label(body.strip() or c.text)}"
-        elif c.granularity == "section":
-            label = _plain_label(c.heading_path[-1], 10) if c.heading_path else "Section"
-            if c.metadata.get("parts"):
-                label += f" · {part_label(c)}"
-        else:  # a document stored as consecutive parts: "Part 4 of 22" under the document's name
-            label = part_label(c).capitalize() if c.metadata.get("parts") else "Whole document"
+        label = _box_label(c, by_id)
         labels.append(label)
         values.append(c.tokens if c.granularity == "paragraph" else 0)
         hover.append(_plain_label(f"{c.granularity} · {c.chunk_type} · {c.tokens} tokens · {c.heading or '(top)'}",

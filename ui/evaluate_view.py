@@ -1,5 +1,5 @@
 """Evaluate's renderers: question-set and configuration pickers, the run / results / sweep tabs, a run's leaderboard,
-charts and per-question drill-down (``pages/evaluate.py`` lays them out)."""
+charts and per-question drill-down (``views/evaluate.py`` lays them out)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,42 @@ def beir_folder(path: str, split: str):
     from rag_core.evaluation.questions import load_beir
 
     return load_beir(path, split)
+
+
+RESTORED_KEY = "eval_form_from_job"  # the form was set from a running job's settings once this session
+_SOURCE_OF_KIND = {"golden": 0, "upload": 1, "beir": 2, "drafted": 3}
+
+
+def form_from_running_job():
+    """After a reload (a new session) while an evaluation runs, the form shows that run's question set,
+    configurations and strategies (read from the job's settings) instead of the defaults ("golden: 60 questions"
+    above a drafted set's run); once a session, and never over a choice already made. Returns that job, or None."""
+    from ui import draft_view
+
+    if st.session_state.get(RESTORED_KEY):
+        return None
+    st.session_state[RESTORED_KEY] = True
+    job = eval_jobs.running()
+    if job is None or job.kind != "evaluation" or SOURCE_KEY in st.session_state:
+        return None
+    given = job.settings
+    name, kind = str(given.get("question_set", "")), given.get("question_set_kind")
+    saved_sets = state.guarded(lambda: draft_view.store().list(), "Saved question sets") or []
+    if kind is None:  # a job queued before its settings named the kind
+        kind = "golden" if name == "golden" else "drafted" if name in saved_sets else None
+    if kind not in _SOURCE_OF_KIND:
+        return None
+    st.session_state[SOURCE_KEY] = SOURCES[_SOURCE_OF_KIND[kind]]
+    if kind == "drafted" and name in saved_sets:
+        st.session_state[draft_view.SAVED_KEY] = name
+    if kind == "beir" and given.get("question_set_source"):
+        st.session_state["eval_beir_path"] = str(given["question_set_source"])
+    saved = set(state.guarded(state.config_store().list, "Saved configurations") or [])
+    active = state.active_config().name
+    st.session_state["eval_configs"] = list(dict.fromkeys(
+        ACTIVE if n == active or n not in saved else n for n in given.get("configs", [])))
+    st.session_state["eval_strategies"] = [s for s in given.get("strategies", []) if s in STRATEGIES]
+    return job
 
 
 def pick_question_set():

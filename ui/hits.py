@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from rag_core.retrieval.terms import content_terms
-from ui.safe_text import links_as_text
+from ui.safe_text import links_as_text, tags_as_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 PREVIEW_CHARS = 700
@@ -55,8 +55,9 @@ def relevance_note(result) -> str:
 
 
 def plain_text(text: str) -> str:
-    """A chunk's Markdown as read in a hit: links as their text, link definitions left out."""
-    return links_as_text(text)
+    """A chunk's Markdown as read in a hit: links as their text, link definitions left out, raw HTML tags as their
+    text and images as their alt text (shown escaped: never rendered, never fetched)."""
+    return tags_as_text(links_as_text(text))
 
 
 def highlight_html(text: str, query: str, limit: int = PREVIEW_CHARS) -> str:

@@ -1,42 +1,18 @@
-"""Pages run inside ``app.py``'s navigation, also when the first request of a fresh server is a page's URL."""
+"""Pages run inside ``app.py``'s navigation: ``halt`` ends a page early without stopping the run.
+
+The pages live in ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the main script as its
+older multipage mode until a session has called ``st.navigation``, so a fresh server's first load listed the
+folder's file names (``app``, ``agent_playground``, …) as navigation, and a page URL as the first request ran
+that page without ``app.py``. With no such folder, every request runs ``app.py`` and its ``st.navigation``."""
 
 from __future__ import annotations
 
-import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import NoReturn
 
 import streamlit as st
-
-APP = Path(__file__).resolve().parent.parent / "app.py"
-
-
-def through_app() -> None:
-    """Run the current page inside ``app.py`` when Streamlit started the page on its own.
-
-    A server whose first request is a page URL (``/retrieval_lab``, a bookmark or a shared link) runs that page
-    in Streamlit's older ``pages/``-folder mode: the page's script alone, without ``app.py`` (no sidebar title,
-    configuration badge or jobs panel; a raw list of file names as navigation). Streamlit leaves that mode only
-    when ``st.navigation`` is called, which happens in ``app.py``, which that mode never runs. So the page turns
-    the mode off (the class flag ``PagesManager.uses_pages_directory``: no public API sets it), runs ``app.py`` in
-    this same run (its navigation then runs this page, the same URL, with the widget events of this run), and
-    stops. A no-op on every other run.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not PagesManager.uses_pages_directory:
-        return
-    PagesManager.uses_pages_directory = False
-    module = types.ModuleType("__main__")
-    module.__dict__["__file__"] = str(APP)
-    # Streamlit runs a page the same way (streamlit.navigation.page.StreamlitPage.run).
-    exec(ctx.pages_manager.get_page_script_byte_code(str(APP)), module.__dict__)  # noqa: S102
-    st.stop()
 
 
 class PageEnd(Exception):

@@ -313,3 +313,61 @@ def links_as_text(text: str, inline: bool = True) -> str:
         joined = "\n".join(run)
         kept.append(joined if in_fence else _links_in_run(joined, defined, inline))
     return "\n".join(kept)
+
+
+_TAG = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)|<(/?)([A-Za-z][A-Za-z0-9-]*)"
+                  r"((?:[^<>\"']|\"[^\"]*\"|'[^']*')*)/?>", re.DOTALL | re.IGNORECASE)
+_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
+_MD_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\([^()\n]*\)")
+_LINE_TAGS = {"br", "p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6"}
+
+
+def _image_words(alt: str) -> str:
+    return f"[image: {' '.join(html.unescape(alt).split()) or 'image'}]"
+
+
+def _tag_as_text(match: re.Match) -> str:
+    name = (match.group(3) or "").casefold()
+    if name == "img":
+        alt = _ALT.search(match.group(4) or "")
+        return _image_words(next((g for g in alt.groups() if g is not None), "") if alt else "")
+    if name == "br" or (name in _LINE_TAGS and match.group(2)):
+        return "\n"
+    return ""  # a comment, a script or style element, any other tag (the text between tags stays)
+
+
+def _tags_in_run(text: str) -> str:
+    masked = _mask_code_spans(text)  # code spans keep their tags: `<img>` in a code span is what it says
+    out, last = [], 0
+    for match in sorted([*_TAG.finditer(masked), *_MD_IMAGE.finditer(masked)], key=lambda m: m.start()):
+        if match.start() < last:
+            continue
+        words = _image_words(match.group(1)) if match.re is _MD_IMAGE else _tag_as_text(match)
+        out += [text[last:match.start()], words]
+        last = match.end()
+    return re.sub(r"\n{3,}", "\n\n", "".join([*out, text[last:]]))
+
+
+def tags_as_text(text: str) -> str:
+    """Document text with its raw HTML read as text: tags left out (their text stays; ``<br>`` and the end of a
+    paragraph, list item or row become a line break), comments and script or style elements left out, an image
+    (``<img alt=…>`` or ``![alt](src)``) as ``[image: alt]``. Code fences and code spans are left as written. For
+    text drawn as plain text (hit cards, tables), where raw markup would be noise: ``<p style="…"><img src=…>``
+    reads as its words."""
+    lines, runs, fence = str(text).split("\n"), [], ""
+    for line in lines:
+        opening = _FENCE_LINE.match(line)
+        if fence:
+            runs[-1][1].append(line)
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip()[len(opening.group(1)):].strip():
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            runs.append((True, [line]))
+            continue
+        if not runs or runs[-1][0]:
+            runs.append((False, []))
+        runs[-1][1].append(line)
+    return "\n".join("\n".join(run) if in_fence else _tags_in_run("\n".join(run)) for in_fence, run in runs)

@@ -30,12 +30,12 @@ PREFILL_KEY = "prefill"
 KEEP = "session"
 
 PAGES = {
-    "home": "pages/home.py",
-    "documents": "pages/documents.py",
-    "explorer": "pages/chunk_explorer.py",
-    "lab": "pages/retrieval_lab.py",
-    "agent": "pages/agent_playground.py",
-    "evaluate": "pages/evaluate.py",
+    "home": "views/home.py",
+    "documents": "views/documents.py",
+    "explorer": "views/chunk_explorer.py",
+    "lab": "views/retrieval_lab.py",
+    "agent": "views/agent_playground.py",
+    "evaluate": "views/evaluate.py",
 }
 
 

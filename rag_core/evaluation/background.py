@@ -76,4 +76,7 @@ def submit_evaluation(
     kind: JobKind = "sweep" if label == "sweep" else "evaluation"
     return runner.submit_task(task, kind=kind, title=evaluation_title(question_set, configs, strategies, label),
                               settings={"question_set": question_set.name, "configs": [c.name for c in configs],
-                                        "strategies": strategies, "label": label})
+                                        "strategies": strategies, "label": label,
+                                        # what the Evaluate form needs to show this run after a reload
+                                        "question_set_kind": question_set.kind,
+                                        "question_set_source": question_set.source})

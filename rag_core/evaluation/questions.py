@@ -144,6 +144,22 @@ def chunk_matches(question: Question, chunk: Chunk, source_name: str = "") -> li
     return [chunk.doc_id] if chunk.doc_id in question.relevant_ids else []
 
 
+def answer_matches(question: Question, answer: str, cited: Iterable[tuple[Chunk, str]] = ()) -> list[str]:
+    """The targets of ``question`` the *answer* quotes (what a person reads, not what its context holds): an
+    evidence span or answer text found in the answer's own words (an evidence place of a named file also needs a
+    cited chunk of that file), a section or document through a ``cited`` chunk (chunk, source name)."""
+    cited = list(cited)
+    if question.evidence:
+        said = _SPACES.sub(" ", answer)
+        return [f"place:{i}" for i, place in enumerate(question.evidence)
+                if any(_SPACES.sub(" ", span).strip() in said for span in place["spans"])
+                and (not place.get("file") or any(_same_file(place["file"], c, s) for c, s in cited))]
+    if question.answer_texts:
+        said = normalise(answer)
+        return [f"answer:{i}" for i, text in enumerate(question.answer_texts) if normalise(text) in said]
+    return list(dict.fromkeys(t for chunk, source in cited for t in chunk_matches(question, chunk, source)))
+
+
 def _same_doc(doc: str, chunk: Chunk, source_name: str) -> bool:
     names = {chunk.doc_id, source_name, str(chunk.metadata.get("source_name", ""))}
     wanted = doc.casefold()

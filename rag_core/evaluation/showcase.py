@@ -1,32 +1,41 @@
 """The guided demo's question for "one-shot RAG versus the agent", chosen by asking both every question of a set.
 
 Nothing is hard-coded: each question goes to one-shot search (``RetrievalConfig.one_shot()``: top-5 hybrid, one
-pass, the baseline the Agent Playground shows beside the agent) and to the agent with the offline policy, and the
-question where the agent's extra steps matter most is kept, with the reason in words. First choice: the agent's
-context holds answer targets the one-shot context misses; else the agent found everything one-shot did but needed
-more than one search. Asking both every question takes a while (about 20 s for the 60 golden questions with
-MiniLM), so the choice runs as a background job, queued when an ingest job has changed the documents
-(``prepare_after_ingest``; opening Home starts nothing), and is kept in ``data_dir/evaluations/showcase.json`` per
-index contents and configuration.
-"""
+pass, the baseline the Agent Playground shows beside the agent, answered by the same extractive answerer) and to
+the agent with the offline policy, and the question is chosen by what each side's *answer* quotes, what a person
+reads (not only by what the contexts hold): first choice, the agent's answer quotes answer targets the one-shot
+answer does not; without one, the best tie is kept and says so (``Showcase.agent_wins``). The reason names what
+each answer quotes, built from the real answers. Asking both every question takes a while (about 20 s for the 60
+golden questions with MiniLM), so the choice runs as a background job, queued when an ingest job has changed the
+documents (``prepare_after_ingest``; opening Home starts nothing), and is kept in
+``data_dir/evaluations/showcase.json`` per index contents, configuration and choosing rule."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rag_core.agent import ask
+from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 from rag_core.config import RAGConfig, RetrievalConfig, Settings
-from rag_core.evaluation.questions import Question, QuestionSet, chunk_matches, load_golden
+from rag_core.evaluation.questions import (
+    Question,
+    QuestionSet,
+    answer_matches,
+    chunk_matches,
+    load_golden,
+    normalise,
+)
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.loaders.document_store import atomic_write_text
 from rag_core.retrieval import Retriever
-from rag_core.types import Chunk, Progress
+from rag_core.types import Chunk, Hit, Progress
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +45,16 @@ LOOK_TOOLS = ("zoom_in", "zoom_out", "read_section")
 
 
 @dataclass(slots=True)
+class Quote:
+    """One quoted piece of an answer: the place it is cited from and its text (the lines before its citation)."""
+
+    place: str
+    text: str
+
+
+@dataclass(slots=True)
 class Comparison:
-    """What one-shot search and the agent found for one question."""
+    """What one-shot search and the agent found for one question, and what each side's *answer* quotes."""
 
     question: Question
     targets: list[str]
@@ -46,15 +63,31 @@ class Comparison:
     agent_where: dict[str, str]  # target → "document › heading" of the agent's chunk that holds it
     searches: list[str] = field(default_factory=list)  # the agent's search queries, in order
     looks: int = 0  # zooms and section reads
+    one_shot_quoted: set[str] = field(default_factory=set)  # targets the one-shot answer itself quotes
+    agent_quoted: set[str] = field(default_factory=set)  # targets the agent's answer itself quotes
+    one_shot_says: list[Quote] = field(default_factory=list)  # the one-shot answer's quotes, in its order
+    agent_says: list[Quote] = field(default_factory=list)
 
     @property
     def gained(self) -> list[str]:
         return [t for t in self.targets if t in self.agent_found and t not in self.one_shot_found]
 
+    @property
+    def answer_gained(self) -> list[str]:
+        """Targets the agent's answer quotes and the one-shot answer does not: what a person reads differently."""
+        return [t for t in self.targets if t in self.agent_quoted and t not in self.one_shot_quoted]
+
+    @property
+    def answer_lost(self) -> list[str]:
+        return [t for t in self.targets if t in self.one_shot_quoted and t not in self.agent_quoted]
+
     def rank(self) -> tuple:
-        """Larger is a better showcase: more targets only the agent found, the agent complete, more steps."""
-        complete = set(self.targets) <= self.agent_found
-        return (len(self.gained), complete, len(self.searches) + self.looks)
+        """Larger is a better showcase: more targets only the agent's answer quotes (and fewer only one-shot's
+        does), then more targets only the agent's context holds, the agent's answer (then context) complete,
+        more steps."""
+        targets = set(self.targets)
+        return (len(self.answer_gained), -len(self.answer_lost), len(self.gained), targets <= self.agent_quoted,
+                targets <= self.agent_found, len(self.searches) + self.looks)
 
 
 @dataclass(slots=True)
@@ -67,6 +100,10 @@ class Showcase:
     targets: int
     agent_searches: int
     questions_compared: int
+    # False: on no question does the agent's answer quote more than the one-shot answer; this is the best tie.
+    agent_wins: bool = True
+    agent_quoted: int = 0
+    one_shot_quoted: int = 0
 
 
 def _place(chunk: Chunk, source: str) -> str:
@@ -82,15 +119,47 @@ def _found(question: Question, ranked: Sequence[tuple[Chunk, str]]) -> tuple[set
     return set(found), found
 
 
+_NOT_WORDS = re.compile(r"^(```.*|[|\s:-]+)$")  # a code fence or a table's |---| rule: no words to show
+_CITATION = re.compile(r"\[([^\[\]\s]+)\]")
+
+
+def quotes_of(answer: str, hits: Sequence[Hit]) -> list[Quote]:
+    """An answer cut at its citations (``[chunk id]`` of a chunk in ``hits``): each piece with the place it cites."""
+    by_id = {hit.chunk.id: hit for hit in hits}
+    quotes, start = [], 0
+    for match in _CITATION.finditer(answer):
+        hit = by_id.get(match.group(1))
+        if hit is None:
+            continue
+        text = answer[start:match.start()].replace(EXTRACTIVE_NOTE, "").strip()
+        start = match.end()
+        if text:
+            quotes.append(Quote(_place(hit.chunk, hit.source_name), text))
+    return quotes
+
+
+def _answer_side(question: Question, answer: str, citations: Sequence[str],
+                 hits: Sequence[Hit]) -> tuple[set[str], list[Quote]]:
+    by_id = {hit.chunk.id: hit for hit in hits}
+    cited = [(by_id[c].chunk, by_id[c].source_name) for c in citations if c in by_id]
+    return set(answer_matches(question, answer, cited)), quotes_of(answer, hits)
+
+
 def compare(question: Question, index, config: RAGConfig, settings: Settings) -> Comparison:
-    """Ask ``question`` with one-shot search and with the offline agent; what each found."""
+    """Ask ``question`` with one-shot search and with the offline agent: what each context holds and what each
+    answer quotes. The one-shot side is answered by the same public extractive answerer the Agent Playground's
+    one-shot column uses, the agent's is its own answer (``ask``), so a new answerer is measured as shown."""
     one_shot = Retriever(index, config.retrieval.one_shot(), settings).retrieve(question.question)
     one_shot_found, _ = _found(question, [(h.chunk, h.source_name) for h in one_shot.hits])
+    one_answer = extractive_answer(question.question, one_shot.hits)
+    one_quoted, one_says = _answer_side(question, one_answer.text, one_answer.citations, one_shot.hits)
     agent = ask(question.question, index, config, settings, policy="offline")
     agent_found, where = _found(question, [(h.chunk, h.source_name) for h in agent.context_hits])
+    agent_quoted, agent_says = _answer_side(question, agent.answer, agent.citations, agent.context_hits)
     searches = [str(s.args.get("query", "")) for s in agent.steps if s.tool in SEARCH_TOOLS and s.ok]
     looks = sum(1 for s in agent.steps if s.tool in LOOK_TOOLS and s.ok)
-    return Comparison(question, question.targets(), one_shot_found, agent_found, where, searches, looks)
+    return Comparison(question, question.targets(), one_shot_found, agent_found, where, searches, looks,
+                      one_quoted, agent_quoted, one_says, agent_says)
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -118,18 +187,51 @@ def _searches_words(searches: Sequence[str]) -> str:
     return f"{len(searches)} search{'es' if len(searches) != 1 else ''} ({quoted})"
 
 
+def _holds(question: Question, target: str, text: str) -> bool:
+    kind, _, number = target.partition(":")
+    if kind == "answer":
+        return normalise(question.answer_texts[int(number)]) in normalise(text)
+    if kind == "place":
+        return any(" ".join(span.split()) in " ".join(text.split()) for span in question.evidence[int(number)]["spans"])
+    return False
+
+
+def _quoting(question: Question, target: str, says: Sequence[Quote]) -> str:
+    """Where an answer quotes ``target``, in words: the place and the line of the quote that holds it."""
+    for quote in says:
+        lines = [line for line in quote.text.splitlines() if _holds(question, target, line)]
+        if lines or _holds(question, target, quote.text):
+            return f"{quote.place} (“{_short((lines or [quote.text])[0].lstrip('- '), 80)}”)"
+    return _target_words(question, target)
+
+
+def _says_words(says: Sequence[Quote]) -> str:
+    """What an answer quotes, in words: its places in order, the first with the start of its quote."""
+    if not says:
+        return "quotes nothing (it says the documents do not answer)"
+    places = list(dict.fromkeys(q.place for q in says))
+    first = next(q for q in says if q.place == places[0])
+    lines = [line.strip().lstrip("- ") for line in first.text.splitlines()]
+    if len(lines) > 2 and lines[0].startswith("|") and _NOT_WORDS.match(lines[1]):
+        lines = lines[2:]  # a table: its first row says more than its header
+    head = next((line for line in lines if line and not _NOT_WORDS.match(line)), lines[0])
+    rest = f" and {', '.join(places[1:3])}" + (" …" if len(places) > 3 else "") if len(places) > 1 else ""
+    return f"quotes {places[0]} (“{_short(head, 60)}”){rest}"
+
+
 def explain(comparison: Comparison) -> str:
-    """Why this question shows the agent's extra steps, in plain words (the page escapes it)."""
+    """What each side's answer says for this question, from the real answers, in plain words (the page escapes
+    it): why the agent's answer reads better, or, without a win, that both answers quote as much."""
     c, n = comparison, len(comparison.targets)
     steps = _searches_words(c.searches) + (f" and {c.looks} zoom/read step(s)" if c.looks else "")
-    if c.gained:
-        missed = " and ".join(_target_words(c.question, t) for t in c.gained)
-        where = "; ".join(sorted({c.agent_where[t] for t in c.gained}))
-        it = "it" if len(c.gained) == 1 else "them"
-        return (f"one-shot search (top {ONE_SHOT_K} hybrid) finds {len(c.one_shot_found & set(c.targets))} of the "
-                f"{n} answer part(s) and misses {missed}; the agent finds {it} in {where} after {steps}")
-    return (f"both find the answer, but one-shot search bets on a single query while the agent checks it with "
-            f"{steps}")
+    one_shot = f"one search's answer (top {ONE_SHOT_K} hybrid) {_says_words(c.one_shot_says)}"
+    if c.answer_gained:
+        quoted = "; ".join(_quoting(c.question, t, c.agent_says) for t in c.answer_gained)
+        missed = " and ".join(_target_words(c.question, t) for t in c.answer_gained)
+        return f"the agent's answer quotes {quoted} after {steps}; {one_shot}, but not {missed}"
+    both = len(c.agent_quoted & c.one_shot_quoted & set(c.targets))
+    return (f"both answers quote {both} of the {n} answer part(s): the agent's answer {_says_words(c.agent_says)} "
+            f"after {steps}; {one_shot}")
 
 
 def asks_about(question_set: QuestionSet, contents: Sequence[dict[str, Any]]) -> bool:
@@ -140,24 +242,28 @@ def asks_about(question_set: QuestionSet, contents: Sequence[dict[str, Any]]) ->
 
 def pick_showcase(question_set: QuestionSet, index, config: RAGConfig, settings: Settings,
                   progress: Progress | None = None) -> Showcase | None:
-    """The question of ``question_set`` where the agent's extra steps matter most; None when the agent finds
-    the answer to none of them (the documents the set is about are not indexed) or it needs one search for all."""
+    """The question of ``question_set`` where the agent's *answer* quotes most that the one-shot answer does not
+    (``Comparison.rank``); without such a question the best tie, marked ``agent_wins=False``. None when neither
+    the agent's answer nor its context holds an answer to any question (the documents are not indexed)."""
     best: Comparison | None = None
     total = len(question_set.questions)
     for done, question in enumerate(question_set.questions, start=1):
         comparison = compare(question, index, config, settings)
-        if comparison.agent_found and (best is None or comparison.rank() > best.rank()):
+        if (comparison.agent_found or comparison.agent_quoted) and (best is None or comparison.rank() > best.rank()):
             best = comparison
         if progress:
             progress(done, total)
-    if best is None or not (best.gained or len(best.searches) + best.looks > 1):
+    if best is None:
         return None
+    targets = set(best.targets)
     return Showcase(question_id=best.question.id, question=best.question.question, why=explain(best),
-                    one_shot_found=len(best.one_shot_found & set(best.targets)),
-                    agent_found=len(best.agent_found & set(best.targets)), targets=len(best.targets),
-                    agent_searches=len(best.searches), questions_compared=total)
+                    one_shot_found=len(best.one_shot_found & targets), agent_found=len(best.agent_found & targets),
+                    targets=len(best.targets), agent_searches=len(best.searches), questions_compared=total,
+                    agent_wins=bool(best.answer_gained), agent_quoted=len(best.agent_quoted & targets),
+                    one_shot_quoted=len(best.one_shot_quoted & targets))
 
 
+CHOOSING_RULE = "answers-quote"  # in the key: a choice made by an earlier rule is chosen again
 KEEP_CHOICES = 8  # choices kept in the showcase file (one per index contents × configuration)
 
 
@@ -165,7 +271,7 @@ def showcase_key(question_set: QuestionSet, contents: Sequence[dict[str, Any]], 
     """Names what a choice depends on: the questions, what the index holds (``Index.documents()`` rows; their
     changing fields, such as a hot entry's time left, are left out), and the configuration."""
     held = sorted((str(row.get("doc_id")), str(row.get("name")), str(row.get("chunks"))) for row in contents)
-    text = json.dumps([question_set.name, len(question_set.questions), held, config.model_dump()],
+    text = json.dumps([CHOOSING_RULE, question_set.name, len(question_set.questions), held, config.model_dump()],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -228,7 +334,9 @@ def submit_showcase(runner: JobRunner, question_set: QuestionSet, index, config:
         chosen = pick_showcase(question_set, index, config, settings, progress=progress)
         save_showcase(settings.data_dir, key, chosen)
         job.set_result(chosen.question_id if chosen else "")
-        return f"chose {chosen.question_id}" if chosen else "no question showed the agent's extra steps"
+        if chosen is None:
+            return "no golden question is answered on these documents"
+        return f"chose {chosen.question_id}" + ("" if chosen.agent_wins else " (a tie: no answer of the agent's wins)")
 
     # (no collection: a job's collection names the index it writes, and this one only reads)
     return runner.submit_task(task, kind="demo", settings={"key": key, "collection": config.collection_name()},

@@ -10,6 +10,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import rag_core
 from rag_core.config import get_settings
@@ -327,6 +328,33 @@ def sample_paths() -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and _is_candidate(p))
+
+
+def sample_ids() -> dict[str, str]:
+    """Id → name of each shipped sample document as loaded (ids derive from name and content, so a team's own file
+    of the same name but other content is never taken for a sample)."""
+    ids = {}
+    for path in sample_paths():
+        try:
+            ids[load_path(path).id] = path.name
+        except LoadError:  # a sample that does not load is no sample anyone has stored
+            continue
+    return ids
+
+
+def remove_samples(store: Any, index: Any = None) -> list[str]:
+    """Remove the shipped samples from ``store`` (a ``DocumentStore``) and, first, their chunks from ``index``
+    (anything with ``remove_document(doc_id)``): a team's index then holds only its own documents. Returns the
+    names removed; the team's documents stay as they are."""
+    samples = sample_ids()
+    removed = []
+    for doc in store.list():
+        if doc.id in samples:
+            if index is not None:
+                index.remove_document(doc.id)
+            store.delete(doc.id)
+            removed.append(doc.name)
+    return removed
 
 
 def supported_types() -> Sequence[str]:

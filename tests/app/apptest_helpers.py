@@ -26,7 +26,7 @@ def studio_app(config: RAGConfig, timeout: float = 120, **session) -> AppTest:
     return page_app(APP, config, timeout, **session)
 
 
-def visit_another_page(at: AppTest, page: str, back: str = "pages/home.py") -> AppTest:
+def visit_another_page(at: AppTest, page: str, back: str = "views/home.py") -> AppTest:
     """Go to ``back`` (another page: Streamlit forgets the widgets ``page`` drew), then return to ``page``."""
     at.switch_page(back).run()
     assert not at.exception

@@ -17,7 +17,7 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import APP, finish_jobs, page_app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPLORER, HOME, LAB = (str(ROOT / "pages" / f"{name}.py") for name in ("chunk_explorer", "home", "retrieval_lab"))
+EXPLORER, HOME, LAB = (str(ROOT / "views" / f"{name}.py") for name in ("chunk_explorer", "home", "retrieval_lab"))
 HASH_DEFAULT = RAGConfig(name="default", embedding=EmbeddingConfig(embedder="hash"))
 TUNED = ChunkingConfig(strategy="structure", max_tokens=256, overlap=32)
 

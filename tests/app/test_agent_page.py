@@ -16,7 +16,7 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app, studio_app, visit_another_page
 from tests.fakes import openai_server as fake
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "agent_playground.py")
 # auto: the page tests also drive the LLM router through it
 HASH_CONFIG = RAGConfig(name="agent-test", embedding=EmbeddingConfig(embedder="hash"), retrieval={"strategy": "auto"})
 
@@ -327,7 +327,7 @@ def test_settings_survive_a_visit_to_another_page(data_dir):
 
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/agent_playground.py").run()
+    at.switch_page("views/agent_playground.py").run()
     chosen = {"Max steps": 4, "Max searches": 2, "Context budget (tokens)": 1500, "Min confidence": 0.35}
     for label, value in chosen.items():
         slider(label).set_value(value).run()
@@ -335,7 +335,7 @@ def test_settings_survive_a_visit_to_another_page(data_dir):
     assert at.toggle(key="agent_trim_chunks").value is True  # the default: trim a multi-part question's chunks
     at.toggle(key="agent_trim_chunks").set_value(False).run()
     assert not at.exception
-    visit_another_page(at, "pages/agent_playground.py")
+    visit_another_page(at, "views/agent_playground.py")
     assert {label: slider(label).value for label in chosen} == chosen
     assert at.toggle[0].value is True and at.toggle(key="agent_trim_chunks").value is False
 

@@ -14,7 +14,7 @@ from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import page_app
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "views"
 HASH_CONFIG = RAGConfig(name="bad-data-test", embedding=EmbeddingConfig(embedder="hash"))
 BAD_RUN = {"id": "bad-run", "created": "2026-01-02T00:00:00+00:00", "question_set": "oops", "configs": [],
            "strategies": ["hybrid", "agent"], "records": [], "status": "complete"}

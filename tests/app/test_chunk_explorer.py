@@ -15,7 +15,7 @@ from rag_core.types import Chunk
 from tests.app.apptest_helpers import studio_app, visit_another_page
 from ui import chunk_view
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "chunk_explorer.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "chunk_explorer.py")
 GUIDE = (
     "# Guide\n\nThe flow is:\n\n1. Sign the claims.\n2. Send the token.\n\n"
     "```python\n# not a heading\nvalue = 1\n```\n\n"
@@ -267,7 +267,7 @@ def test_every_choice_survives_a_visit_to_another_page(data_dir):
     guide_doc, _ = store.add(load_bytes("guide.md", GUIDE.encode()))
     at = studio_app(RAGConfig(name="explorer-test", embedding=EmbeddingConfig(embedder="hash")))
     at.run()
-    at.switch_page("pages/chunk_explorer.py").run()
+    at.switch_page("views/chunk_explorer.py").run()
     at.selectbox(key="explorer_doc").set_value(guide_doc.id).run()
     at.radio(key="explorer_view").set_value("A/B compare").run()
     at.slider(key="b_max_tokens").set_value(96).run()
@@ -279,7 +279,7 @@ def test_every_choice_survives_a_visit_to_another_page(data_dir):
     at.radio(key="explorer_view").set_value("Charts").run()
     at.radio(key="a_strategy").set_value("fixed").run()
     assert not at.exception
-    visit_another_page(at, "pages/chunk_explorer.py")
+    visit_another_page(at, "views/chunk_explorer.py")
     assert at.selectbox(key="explorer_doc").value == guide_doc.id
     assert at.radio(key="a_strategy").value == "fixed"
     assert at.slider(key="a_max_tokens").value == 128
@@ -299,11 +299,11 @@ def test_a_kept_document_deleted_meanwhile_falls_back_to_the_first(data_dir):
     gone, _ = store.add(load_bytes("gone.md", b"# Gone\n\nDeleted while the user is on another page.\n"))
     at = studio_app(RAGConfig(name="explorer-test", embedding=EmbeddingConfig(embedder="hash")))
     at.run()
-    at.switch_page("pages/chunk_explorer.py").run()
+    at.switch_page("views/chunk_explorer.py").run()
     at.selectbox(key="explorer_doc").set_value(gone.id).run()
-    at.switch_page("pages/home.py").run()
+    at.switch_page("views/home.py").run()
     store.delete(gone.id)
-    at.switch_page("pages/chunk_explorer.py").run()
+    at.switch_page("views/chunk_explorer.py").run()
     assert not at.exception
     assert at.selectbox(key="explorer_doc").value == first.id
 

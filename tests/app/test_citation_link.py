@@ -39,7 +39,7 @@ def test_citation_opens_source_on_the_cited_chunk_with_the_index_settings(indexe
     # The session's own Explorer state: other sliders and the last tab.
     at.session_state["a_max_tokens"], at.session_state["a_overlap"] = 256, 0
     at.session_state["explorer_view"] = "Charts"
-    at.switch_page("pages/agent_playground.py").run()
+    at.switch_page("views/agent_playground.py").run()
     at.chat_input[0].set_value("How do I rotate the API key?").run()
     assert not at.exception
     result = at.session_state["agent_chat"][0][1]
@@ -57,7 +57,7 @@ def test_citation_opens_source_on_the_cited_chunk_with_the_index_settings(indexe
                for c in at.caption)
     # Applied once: moving a slider afterwards sticks (the URL still holds the link). AppTest runs the page it was
     # switched to last, not the one the app switched to: say where the browser now is.
-    at.switch_page("pages/chunk_explorer.py")
+    at.switch_page("views/chunk_explorer.py")
     at.slider(key="a_max_tokens").set_value(128).run()
     assert at.slider(key="a_max_tokens").value == 128 and not at.exception
 
@@ -72,7 +72,7 @@ def test_a_link_opens_the_chunk_and_bad_links_are_ignored(indexed):
 
     at = studio_app(CONFIG)
     at.query_params.update(link.params())
-    at.switch_page("pages/chunk_explorer.py")
+    at.switch_page("views/chunk_explorer.py")
     at.run()
     assert not at.exception
     assert at.radio(key="explorer_view").value == "Source"
@@ -83,7 +83,7 @@ def test_a_link_opens_the_chunk_and_bad_links_are_ignored(indexed):
 def test_a_chunk_the_document_no_longer_has_says_so(indexed):
     at = studio_app(CONFIG)
     at.query_params.update(ChunkLink(indexed.id, "0" * 16, CONFIG.chunking).params())
-    at.switch_page("pages/chunk_explorer.py")
+    at.switch_page("views/chunk_explorer.py")
     at.run()
     assert not at.exception
     assert any("linked chunk (a citation or evidence) is not among this document's chunks" in w.value
@@ -93,7 +93,7 @@ def test_a_chunk_the_document_no_longer_has_says_so(indexed):
 def test_a_retrieval_lab_hit_opens_in_the_explorer(indexed):
     at = studio_app(CONFIG)
     at.run()
-    at.switch_page("pages/retrieval_lab.py").run()
+    at.switch_page("views/retrieval_lab.py").run()
     at.text_input(key="lab_query").input("rotate the API key")
     next(b for b in at.button if b.label == "Search").click().run()
     hit = at.session_state["lab_result"].hits[0]

@@ -21,7 +21,7 @@ from ui.safe_text import md_escape
 CONFIG = RAGConfig(name="mcp-view", embedding=EmbeddingConfig(embedder="hash"))
 GUIDE = ("# Wrenfall guide\n\n## Keys\n\nTo rotate the API key, open Settings, choose Keys and press Rotate.\n\n"
          "## Timeouts\n\nThe request timeout defaults to 30 seconds.\n")
-PLAYGROUND = "pages/agent_playground.py"
+PLAYGROUND = "views/agent_playground.py"
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from rag_core.services import open_index
 from tests.app.apptest_helpers import finish_jobs, page_app
 
 ROOT = Path(__file__).resolve().parents[2]
-HOME = str(ROOT / "pages" / "home.py")
-DOCUMENTS = str(ROOT / "pages" / "documents.py")
+HOME = str(ROOT / "views" / "home.py")
+DOCUMENTS = str(ROOT / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))
 
 

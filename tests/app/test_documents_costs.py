@@ -14,7 +14,7 @@ from rag_core.services import open_index
 from rag_core.throughput import record
 from tests.app.apptest_helpers import finish_jobs, page_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
 BIG = ("\n\n".join(f"Paragraph {i} of a long text about topic{i % 50} and its details." for i in range(400))
        ).encode()

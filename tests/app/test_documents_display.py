@@ -32,11 +32,11 @@ def test_the_documents_table_and_the_explorer_agree_on_a_size(data_dir):
     assert len(GUIDE.encode()) == 7_990
     doc = load_bytes("guide.md", GUIDE.encode())
     DocumentStore(data_dir).add(doc)
-    at = page_app(str(ROOT / "pages" / "documents.py"), CONFIG)
+    at = page_app(str(ROOT / "views" / "documents.py"), CONFIG)
     at.run()
     assert not at.exception
     assert list(at.dataframe[-1].value["size"]) == ["8.0 KB"]
-    explorer = page_app(str(ROOT / "pages" / "chunk_explorer.py"), CONFIG)
+    explorer = page_app(str(ROOT / "views" / "chunk_explorer.py"), CONFIG)
     explorer.run()
     assert not explorer.exception
     label = explorer.selectbox(key="explorer_doc").format_func(doc.id)
@@ -66,5 +66,14 @@ def test_treemap_parts_read_as_words():
     parts = [c for c in chunks if c.granularity == "document"]
     assert len(parts) > 2  # the document is stored as consecutive parts
     labels = list(chunk_view.treemap(chunks, "big.md").data[0].labels)
-    assert f"Part 1 of {len(parts)}" in labels and f"Part {len(parts)} of {len(parts)}" in labels
-    assert not [label for label in labels if "/" in label and "(" in label], labels  # no "document (4/22)"
+    # Issue 35 item 10: each part is labelled by the heading it opens under, not "Part 3 of 14".
+    part_labels = labels[1:1 + len(parts)]
+    assert part_labels[0] == "Big" and all(label.startswith("Big › Topic ") for label in part_labels[1:]), labels
+    assert len(set(part_labels)) == len(parts) and not [label for label in labels if "Part " in label], labels
+    assert "Big › Big" not in labels and not [label for label in labels if "/" in label and "(" in label], labels
+    # Only a part under no heading at all falls back to its number.
+    plain = chunk_document(load_bytes("plain.md", ("A sentence about rotating keys. " * 12 + "\n\n").encode() * 30),
+                           ChunkingConfig(max_tokens=64, overlap=0), "all")
+    count = sum(c.granularity == "document" for c in plain)
+    plain_labels = list(chunk_view.treemap(plain, "plain.md").data[0].labels)
+    assert count > 2 and "Part 1 of " + str(count) in plain_labels and f"Part {count} of {count}" in plain_labels

@@ -16,7 +16,7 @@ from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -46,7 +46,7 @@ def test_same_name_upload_asks_and_replaces_nothing_until_decided(data_dir):
     assert at.error[0].value == "Choose replace, keep both or skip for every file first."
     assert DocumentStore(data_dir).list()[0].text.startswith("# Ours")
     # the question survives a visit to another page
-    at.switch_page("pages/home.py").run()
+    at.switch_page("views/home.py").run()
     assert not at.radio
     at.switch_page(PAGE).run()
     assert len(at.radio) == 1
@@ -123,7 +123,7 @@ def test_indexing_goes_on_across_pages(data_dir, gate):
     at.switch_page(PAGE).run()
     _upload(at, ("one.md", b"# One\n\nFirst.\n"), ("two.md", b"# Two\n\nSecond.\n"))
     assert entered.wait(30)
-    for page in ("pages/retrieval_lab.py", "pages/home.py", PAGE):
+    for page in ("views/retrieval_lab.py", "views/home.py", PAGE):
         at.switch_page(page).run()
         assert not at.exception
     job = runner_for(get_settings().data_dir).active()[0]

@@ -13,7 +13,7 @@ from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from tests.app.apptest_helpers import finish_jobs, page_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "documents.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -190,7 +190,7 @@ def test_open_in_chunk_explorer_through_the_router(data_dir):
     at = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=120)
     at.session_state["active_config"] = HASH_CONFIG
     at.run()
-    at.switch_page("pages/documents.py").run()
+    at.switch_page("views/documents.py").run()
     assert not at.exception
     assert [t.value for t in at.title] == [":material/description: Documents"]
     [open_button] = [b for b in at.button if b.label == "Open in Chunk Explorer"]

@@ -25,7 +25,7 @@ from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_a
 from ui import draft_view
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "evaluate.py")
+PAGE = str(ROOT / "views" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="draft-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -198,7 +198,7 @@ def test_a_draft_ending_while_the_page_draws_it_running_shows_its_review(docs, d
     monkeypatch.setattr(question_sets, "draft_questions",
                         lambda *args, **kwargs: drafting(*args, **kwargs) if release.wait(60) else None)
     at = studio_app(HASH_CONFIG)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.number_input(key="draft_n").set_value(4)
     _button(at, "Draft questions from your documents").click().run()
     assert not at.exception, at.exception
@@ -222,17 +222,17 @@ def test_a_draft_ending_while_the_page_draws_it_running_shows_its_review(docs, d
 
 def test_the_set_name_survives_a_visit_to_another_page(docs, data_dir, figure):
     at = studio_app(HASH_CONFIG)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     key = _draft(at, 4)
     at.text_input(key=f"draft_name_{key}").input("kept-name").run()
-    visit_another_page(at, "pages/evaluate.py")
+    visit_another_page(at, "views/evaluate.py")
     assert at.text_input(key=f"draft_name_{key}").value == "kept-name"
 
 
 def test_open_in_chunk_explorer_selects_the_chunk_holding_the_evidence(docs, data_dir, figure):
     open_index(HASH_CONFIG, get_settings()).ingest(docs.list())
     at = studio_app(HASH_CONFIG)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     key = _draft(at, 6)
     picked = at.selectbox(key="draft_explore").value
     question = next(q for q in QuestionSetStore(data_dir).load_draft(key)["questions"]

@@ -33,7 +33,7 @@ def _two_defaults(data_dir) -> None:
 
 def test_two_runs_of_one_name_are_told_apart_on_the_evaluate_page(data_dir):
     _two_defaults(data_dir)
-    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "evaluate.py"), HASH_CONFIG).run()
     assert not at.exception
     picker = at.selectbox[[s.label for s in at.selectbox].index("Run")]
     assert [o.split(" · golden · ")[1].rsplit(" · complete", 1)[0] for o in picker.options] == [
@@ -49,7 +49,7 @@ def test_two_runs_of_one_name_are_told_apart_on_the_evaluate_page(data_dir):
 
 def test_a_baseline_saved_under_a_label_keeps_the_configuration_name(data_dir):
     _two_defaults(data_dir)
-    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "evaluate.py"), HASH_CONFIG).run()
     next(b for b in at.button if b.label == "Save baseline").click()
     at.run()
     assert not at.exception
@@ -58,7 +58,7 @@ def test_a_baseline_saved_under_a_label_keeps_the_configuration_name(data_dir):
 
 def test_home_leaderboard_labels_by_what_differs(data_dir):
     _two_defaults(data_dir)
-    at = page_app(str(ROOT / "pages" / "home.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "home.py"), HASH_CONFIG).run()
     assert not at.exception
     board = next(d.value for d in at.dataframe if "config" in d.value.columns)
     assert set(board["config"]) == {"default · max_tokens 256"}
@@ -71,7 +71,7 @@ def test_a_label_from_a_stored_run_is_plain_text_in_the_charts(data_dir):
     hostile = _run("run-2", 2, RAGConfig(name="default"), 0.8)
     hostile.configs[0]["embedding"]["embedder"] = '<a href="https://example.org">x</a>'
     store.save(hostile)
-    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "evaluate.py"), HASH_CONFIG).run()
     assert not at.exception
     charts = " ".join(str(c.proto.spec) for c in at.get("plotly_chart"))
     assert "default · embedder &lt;a href=" in charts and "<a href" not in charts
@@ -89,7 +89,7 @@ def test_leaderboard_rows_of_identical_settings_say_so(data_dir):
     chunks512 = ChunkingConfig(max_tokens=512)
     ResultsStore(data_dir).save(_two_configs_run(RAGConfig(name="chunks-256", chunking=chunks512),
                                                  RAGConfig(name="chunks-512", chunking=chunks512)))
-    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "evaluate.py"), HASH_CONFIG).run()
     assert not at.exception
     board = at.dataframe[0].value
     notes = dict(zip(board["config"] + " · " + board["strategy"], board["note"], strict=True))
@@ -101,5 +101,5 @@ def test_leaderboard_rows_of_identical_settings_say_so(data_dir):
 def test_leaderboard_rows_of_other_settings_have_no_note(data_dir):
     ResultsStore(data_dir).save(_two_configs_run(RAGConfig(name="chunks-256", chunking=ChunkingConfig(max_tokens=256)),
                                                  RAGConfig(name="chunks-512", chunking=ChunkingConfig(max_tokens=512))))
-    at = page_app(str(ROOT / "pages" / "evaluate.py"), HASH_CONFIG).run()
+    at = page_app(str(ROOT / "views" / "evaluate.py"), HASH_CONFIG).run()
     assert not at.exception and "note" not in at.dataframe[0].value.columns

@@ -16,7 +16,7 @@ from tests.app.apptest_helpers import finish_jobs, page_app
 from tests.app.test_evaluate_page import docs  # noqa: F401 - the same two sample documents, as a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "evaluate.py")
+PAGE = str(ROOT / "views" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="multipart-test", embedding=EmbeddingConfig(embedder="hash"))
 ROWS = [
     {"id": "m-1", "type": "comparison", "question": "Where do settings come from, and what does Wrenfall do?",

@@ -20,7 +20,7 @@ from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_a
 from ui.evaluate_view import RESULTS_TAB
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "evaluate.py")
+PAGE = str(ROOT / "views" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="eval-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -249,12 +249,12 @@ def test_a_run_goes_on_while_visiting_other_pages_and_opens_when_it_ends(docs, d
     _slow_questions(monkeypatch, 0.05)
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.multiselect(key="eval_strategies").set_value(["keyword"]).run()
     _button(at, "Run evaluation").click().run()
     assert not at.exception, at.exception
     [job] = [j for j in runner_for(data_dir).active() if j.kind == "evaluation"]
-    at.switch_page("pages/retrieval_lab.py").run()  # away, and back below
+    at.switch_page("views/retrieval_lab.py").run()  # away, and back below
     assert not at.exception
     # Every page's sidebar follows it (a fresh session: AppTest keeps the sidebar of a session's first run only).
     other = studio_app(HASH_CONFIG)
@@ -265,7 +265,7 @@ def test_a_run_goes_on_while_visiting_other_pages_and_opens_when_it_ends(docs, d
     assert progress.endswith(("s left", "min left", "estimating…")), progress  # with an ETA
     assert "Stop after the current question: the questions already measured are kept as a cancelled run." in [
         b.help for b in other.sidebar.button if b.label == "Cancel"]
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     assert any("Runs in the background" in i.value for i in at.info)
     finish_jobs(at)
     new_id = runner_for(data_dir).get(job.id).result
@@ -366,7 +366,7 @@ def test_choices_survive_a_visit_to_another_page(data_dir):
     ConfigStore(data_dir).save(HASH_CONFIG.model_copy(update={"name": "saved"}))
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     run_box = next(s for s in at.selectbox if s.label == "Run")
     run_box.set_value(next(o for o in run_box.options if o.endswith("run-1"))).run()
     at.radio(key="eval_vs_k").set_value("recall").run()
@@ -380,7 +380,7 @@ def test_choices_survive_a_visit_to_another_page(data_dir):
     at.text_input(key="eval_beir_path").input(str(data_dir / "nope")).run()
     at.text_input(key="eval_beir_split").input("dev").run()
     assert not at.exception
-    visit_another_page(at, "pages/evaluate.py")
+    visit_another_page(at, "views/evaluate.py")
     assert at.radio[0].value == "BEIR folder"
     assert at.text_input(key="eval_beir_path").value == str(data_dir / "nope")
     assert at.text_input(key="eval_beir_split").value == "dev"
@@ -398,11 +398,11 @@ def test_an_uploaded_question_file_is_still_used_after_a_visit_to_another_page(d
     questions = b"question,answer_text\nWhat is the default port?,8080\nHow long is the timeout?,30 seconds\n"
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.radio[0].set_value("Upload CSV/JSONL").run()
     at.file_uploader(key="eval_upload").set_value(("mine.csv", questions, "text/csv")).run()
     assert any(c.value.startswith("**") and "2 questions" in c.value for c in at.caption)
-    visit_another_page(at, "pages/evaluate.py")
+    visit_another_page(at, "views/evaluate.py")
     assert at.radio[0].value == "Upload CSV/JSONL"
     captions = [c.value for c in at.caption]
     assert any("**mine\\.csv**, uploaded earlier" in c for c in captions)
@@ -495,3 +495,47 @@ def test_a_bundle_replay_runs_as_a_job_and_shows_both_leaderboards(docs, data_di
     left, right = at.tabs[4].dataframe[-2:]
     assert len(left.value) == len(right.value) == 1
     assert right.value["ndcg@10"][0] == run.summary[0]["ndcg@10"]  # same documents, same settings: same score
+
+
+def test_after_a_reload_the_form_shows_the_running_jobs_set_and_settings(docs, data_dir, monkeypatch):
+    # Issue 35 item 10: after a reload the form reset to "golden: 60 questions" above a drafted set's run.
+    import threading
+
+    import rag_core.evaluation.runner as runner_module
+    from rag_core.evaluation.question_sets import QuestionSetStore
+    from rag_core.evaluation.questions import Question
+    from ui.draft_view import SAVED_KEY
+    from ui.evaluate_view import SOURCE_KEY, SOURCES
+
+    drafted = [Question(id=f"d{i}", question=f"What is the default port, question {i}?", intent="fact",
+                        evidence=[{"file": "configuration.md", "heading_path": [],
+                                   "spans": ["Port for the REST API and web console"]}]) for i in range(4)]
+    QuestionSetStore(data_dir).save("ours", drafted, label="drafted from our docs")
+    QuestionSetStore(data_dir).save("another", drafted[:2], label="drafted too")
+    release, real = threading.Event(), runner_module.default_execute
+    monkeypatch.setattr(runner_module, "default_execute",
+                        lambda *args, **kwargs: release.wait(60) and real(*args, **kwargs))
+    try:
+        at = _app().run()
+        at.radio(key=SOURCE_KEY).set_value(SOURCES[3]).run()
+        at.selectbox(key=SAVED_KEY).set_value("ours").run()
+        at.multiselect(key="eval_strategies").set_value(["keyword", "hybrid"]).run()
+        _button(at, "Run evaluation").click().run()
+        assert not at.exception, at.exception
+        [job] = [j for j in runner_for(data_dir).active() if j.kind == "evaluation"]
+        assert job.settings["question_set_kind"] == "drafted"
+        reloaded = _app().run()  # a reload: a new session, the job still running
+        assert not reloaded.exception, reloaded.exception
+        assert reloaded.radio(key=SOURCE_KEY).value == SOURCES[3]
+        assert reloaded.selectbox(key=SAVED_KEY).value == "ours"
+        assert reloaded.multiselect(key="eval_strategies").value == ["keyword", "hybrid"]
+        assert any(c.value.startswith("**ours**: 4 questions") for c in reloaded.caption)
+        assert not any(c.value.startswith("**golden**") for c in reloaded.caption)
+        assert any("An evaluation is running" in i.value and "the form below shows its question set" in i.value
+                   for i in reloaded.info)
+        reloaded.radio(key=SOURCE_KEY).set_value(SOURCES[0]).run()  # the person's own choice then stays
+        assert reloaded.radio(key=SOURCE_KEY).value == SOURCES[0]
+        assert any(c.value.startswith("**golden**") for c in reloaded.caption)
+    finally:
+        release.set()
+        runner_for(data_dir).wait(job.id, 120)

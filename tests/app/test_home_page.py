@@ -22,7 +22,7 @@ from ui.safe_text import md_inert
 from ui.state import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "home.py")
+PAGE = str(ROOT / "views" / "home.py")
 HASH_CONFIG = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))
 
 
@@ -139,11 +139,11 @@ def test_prepare_the_demo_asks_both_every_golden_question_in_the_background_and_
     assert "**Demo ready:**" in text
     golden = {q.question: q for q in load_golden().questions}
     question = next(q for q in golden if f"*“{md_inert(q)}”*" in text)  # one of the golden questions
-    assert "chosen among 60 golden questions by asking both: one-shot search (top 5 hybrid) finds" in text
-    assert "misses" in text and "the agent finds it in" in text
-    # The claim holds on the page it opens: one-shot search misses a target the agent's context holds.
+    assert "chosen among 60 golden questions by what the two answers quote: the agent's answer quotes " in text
+    assert "one search's answer (top 5 hybrid) quotes" in text and ", but not " in text
+    # The claim holds on the page it opens: the agent's answer quotes a target the one-shot answer does not.
     comparison = compare(golden[question], open_index(HASH_CONFIG, get_settings()), HASH_CONFIG, get_settings())
-    assert comparison.gained
+    assert comparison.answer_gained
     _click(at, "demo_agent")
     assert at.session_state["prefill"] == {"page": "agent", "question": question, "compare": True}
     assert switched == [PAGES["agent"]]
@@ -170,7 +170,7 @@ def test_a_cancelled_choice_is_not_restarted_until_asked(samples, data_dir):
     at.button(key="demo_choose").click().run()
     assert [j.kind for j in runner_for(data_dir).active()] == ["demo"]
     finish_jobs(at)
-    assert "misses" in _step_three(at) and not at.button(key="demo_agent").disabled
+    assert "but not" in _step_three(at) and not at.button(key="demo_agent").disabled
 
 
 def test_leaderboard_step_lands_on_the_evaluate_page_in_the_app(data_dir):
@@ -246,3 +246,62 @@ def test_step_three_stays_usable_during_indexing_with_the_last_prepared_question
     finally:
         release.set()
         runner_for(data_dir).wait(job.id, 60)
+
+
+def test_after_a_cancelled_indexing_job_step_three_keeps_the_last_prepared_question(samples, data_dir, switched):
+    # Issue 35 item 9: a cancelled indexing job left the index's contents without a choice: "not chosen yet".
+    from rag_core.evaluation.showcase import Showcase, save_showcase
+
+    golden = load_golden().questions[2]
+    save_showcase(data_dir, "before-the-cancelled-job", Showcase(golden.id, golden.question, "the agent's answer "
+                                                                 "quotes overview.md › Storage", 0, 1, 1, 2, 60))
+    at = _home().run()
+    assert not at.exception
+    text = _step_three(at)
+    assert "not chosen for these documents yet" not in text and f"*“{md_inert(golden.question)}”*" in text
+    assert "The documents changed since the demo question was chosen" in text
+    assert at.button(key="demo_choose").label == "Prepare the demo"
+    _click(at, "demo_agent")
+    assert at.session_state["prefill"] == {"page": "agent", "question": golden.question, "compare": True}
+
+
+def test_without_a_win_of_the_agents_answer_step_three_says_so_and_offers_the_best_tie(samples, data_dir):
+    from rag_core.evaluation.showcase import Showcase, save_showcase, showcase_key
+
+    golden = load_golden()
+    question = golden.questions[3]
+    key = showcase_key(golden, open_index(HASH_CONFIG, get_settings()).documents(), HASH_CONFIG)
+    save_showcase(data_dir, key, Showcase(question.id, question.question, "both answers quote 1 of the 1 answer "
+                                          "part(s)", 1, 1, 1, 2, 60, agent_wins=False, agent_quoted=1,
+                                          one_shot_quoted=1))
+    at = _home().run()
+    text = _step_three(at)
+    assert "Demo ready" not in text and "**No clear win on these documents:**" in text
+    assert "on none of the 60 golden questions does the agent's answer quote more" in text
+    assert f"*“{md_inert(question.question)}”*: both answers quote 1 of the 1 answer part(s)" in text
+    assert not at.button(key="demo_agent").disabled
+
+
+def test_the_samples_can_be_removed_from_a_teams_index_leaving_its_own_documents(samples, data_dir):
+    # Issue 35 item 9: the samples stayed mixed into a team's index and showed up in its answers.
+    from rag_core.retrieval import Retriever
+
+    ours = load_bytes("overview.md", b"# Our overview\n\nOur team's own overview: the widget ships on Fridays.\n")
+    DocumentStore(data_dir).add(ours)
+    index = open_index(HASH_CONFIG, get_settings())
+    index.ingest([ours])
+    at = _home().run()
+    assert not at.exception
+    assert any("of the shipped samples" in c.value for c in at.caption)
+    _click(at, "demo_remove_samples")
+    assert [d.name for d in DocumentStore(data_dir).list()] == ["overview.md"]  # ours: same name, other content
+    assert [row["name"] for row in index.documents()] == ["overview.md"]
+    hits = Retriever(index, HASH_CONFIG.retrieval, get_settings()).retrieve("What is the default port?").hits
+    assert {h.chunk.doc_id for h in hits} == {ours.id}  # no sample in the team's answers
+    assert any("Removed 8 sample document(s)" in s.value for s in at.success)
+    assert [b for b in at.button if b.key == "demo_remove_samples"] == []  # nothing left to remove
+
+
+def test_no_removal_is_offered_when_only_the_samples_are_loaded(samples, data_dir):
+    at = _home().run()
+    assert [b for b in at.button if b.key == "demo_remove_samples"] == []

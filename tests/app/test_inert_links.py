@@ -18,7 +18,7 @@ from tests.app.test_untrusted_text import active_parts
 from tests.fakes import openai_server as fake
 from ui.safe_text import md_escape, md_inert, safe_markdown
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "agent_playground.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "agent_playground.py")
 CONFIG = RAGConfig(name="inert-links", embedding=EmbeddingConfig(embedder="hash"), retrieval={"strategy": "auto"})
 BEACON = "<https:127.0.0.1:8799/beacon>"  # an autolink: CommonMark links it, the browser reads https://127.0.0.1...
 LINKS = [BEACON, "<HTTPS:evil.test/x>", "<javascript:alert(1)>", "<mailto:a@evil.test>", "<a+b.c-d:x/y?q=1>",

@@ -17,8 +17,8 @@ from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPLORER = str(ROOT / "pages" / "chunk_explorer.py")
-DOCUMENTS = str(ROOT / "pages" / "documents.py")
+EXPLORER = str(ROOT / "views" / "chunk_explorer.py")
+DOCUMENTS = str(ROOT / "views" / "documents.py")
 HASH_CONFIG = RAGConfig(name="hash-test", embedding=EmbeddingConfig(embedder="hash"))
 
 

@@ -14,7 +14,7 @@ from rag_core.types import Chunk, Hit
 from tests.app.apptest_helpers import page_app
 from ui import hits as hit_view
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "retrieval_lab.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "retrieval_lab.py")
 CONFIG = RAGConfig(name="lab-relevance", embedding=EmbeddingConfig(embedder="hash"))
 KEYWORD = CONFIG.model_copy(update={"retrieval": RetrievalConfig(strategy="keyword")})
 

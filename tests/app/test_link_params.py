@@ -13,6 +13,6 @@ def test_another_page_drops_the_explorer_link_from_its_url():
     at = studio_app(RAGConfig(name="t", embedding=EmbeddingConfig(embedder="hash")))
     for name, value in LINK.items():
         at.query_params[name] = value
-    at.switch_page("pages/agent_playground.py").run()
+    at.switch_page("views/agent_playground.py").run()
     assert not at.exception
     assert not set(LINK) & set(at.query_params)

@@ -12,7 +12,7 @@ from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from tests.app.apptest_helpers import page_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "retrieval_lab.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "retrieval_lab.py")
 HASH_CONFIG = RAGConfig(name="lab-test", embedding=EmbeddingConfig(embedder="hash"))
 
 GUIDE = """# Wrenfall guide
@@ -246,3 +246,19 @@ def test_why_not_verdict_and_ranks_table_say_one_rank(many_parts, strategy):
             table = at.dataframe[-2].value.set_index("retriever")["rank (last pass's filters)"]
             assert table[row] == int(said.group(1)), (index, said.group(0), table.to_dict())
     assert compared >= 3
+
+
+def test_hits_read_raw_html_as_its_text_and_images_as_their_alt_text(data_dir):
+    # Issue 35 item 10: `<p style…><img…>` markup was shown in search hits as raw markup noise.
+    readme = ('# FastAPI\n\n<p align="center" style="margin:0"><img src="https://img.test/logo.png" '
+              'alt="FastAPI framework logo" width="200"></p>\n\nFastAPI framework, high performance, easy to learn.\n')
+    open_index(HASH_CONFIG).ingest([load_bytes("readme.md", readme.encode())])
+    at = _app()
+    at.run()
+    _search(at, "FastAPI framework high performance")
+    assert not at.exception
+    cards = "".join(h.proto.body for h in at.get("html"))
+    assert "[image: <mark>FastAPI</mark> <mark>framework</mark> logo]" in cards
+    assert "&lt;p" not in cards and "&lt;img" not in cards and "img.test" not in cards and "<img" not in cards
+    texts = " ".join(at.dataframe[0].value["text"])
+    assert "[image: FastAPI framework logo]" in texts and "<p" not in texts and "<img" not in texts

@@ -22,7 +22,7 @@ from tests.app.apptest_helpers import page_app
 from ui import chunk_view
 from ui.safe_text import md_escape, md_inert, plot_text, safe_markdown
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "views"
 HASH_CONFIG = RAGConfig(name="untrusted-test", embedding=EmbeddingConfig(embedder="hash"))
 BEACON = "http://127.0.0.1:8799/answer-beacon.png?q=retention"
 HOSTILE = (
@@ -136,3 +136,14 @@ def test_no_arrangement_of_markdown_pieces_becomes_active(text):
     assert active_parts(safe_markdown(text)) == []
     assert active_parts(md_escape(text)) == []
     assert [p for p in active_parts(md_inert(text)) if not p.startswith("html")] == []
+
+
+def test_tags_as_text_reads_html_as_its_words_and_leaves_code_as_written():
+    from ui.safe_text import tags_as_text
+
+    text = ('<p style="text-align:center"><img src="https://x.test/logo.png" alt="Big &amp; logo" width=200></p>\n'
+            "<!-- note --><SCRIPT>window.__pwned = 1</SCRIPT>Intro <b>bold</b>, ![chart](c.png), a<br>b, 1 < 2, "
+            "`<img src=x>` stays.\n\n```html\n<p>kept</p>\n```\n")
+    assert tags_as_text(text) == ("[image: Big & logo]\n\nIntro bold, [image: chart], a\nb, 1 < 2, `<img src=x>` "
+                                  "stays.\n\n```html\n<p>kept</p>\n```\n")
+    assert tags_as_text('<img src="x.png">') == "[image: image]"

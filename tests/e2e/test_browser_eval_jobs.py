@@ -2,8 +2,8 @@
 Playwright, marker ``browser``), on the sample documents as ``make run`` serves them.
 
 Step 3's question is chosen by asking one-shot search and the agent every golden question (when the samples are
-indexed, before the app starts, so Home opens on a ready demo); the browser
-checks that on the page it opens the agent's context really holds an answer the one-shot context lacks. An
+indexed, before the app starts, so Home opens on a ready demo) and comparing what their answers quote; the
+browser checks that on the page it opens the agent's answer really quotes an answer the one-shot answer lacks. An
 evaluation run goes on while the person visits other pages (the sidebar follows it) and opens when it ends; a
 second one is cancelled from the sidebar and kept as a cancelled run.
 """
@@ -62,7 +62,7 @@ def _nav(page, title: str) -> None:
     _settle(page)
 
 
-def test_demo_step_three_asks_a_question_where_the_agent_finds_what_one_shot_misses(served, page):
+def test_demo_step_three_asks_a_question_where_the_agents_answer_quotes_what_one_shots_misses(served, page):
     url, data_dir = served
     page.goto(url)
     _settle(page)
@@ -77,19 +77,20 @@ def test_demo_step_three_asks_a_question_where_the_agent_finds_what_one_shot_mis
     assert question in golden, step  # a golden question, computed by the job: the one it stored
     stored = json.loads((data_dir / "evaluations" / "showcase.json").read_text())
     assert [c["question"] for c in stored.values() if c] == [question]
-    assert "misses" in step and "the agent finds it in" in step, step
+    assert "the agent's answer quotes" in step and "one search's answer (top 5 hybrid) quotes" in step, step
     _check_clean(page, "demo_3_chosen")
 
     page.get_by_role("button", name="Ask both").click()
     _settle(page, 300_000)
     body = page.inner_text("body")
     assert question in body and "One-shot RAG (top-5 hybrid)" in body and "Agent (offline policy)" in body
-    one_shot = page.locator('[data-testid="stExpander"]').filter(has_text="One-shot context").last.text_content()
-    agent = page.locator('[data-testid="stExpander"]').filter(
-        has_text="Context receipt: exactly what the model saw").last.text_content()
+    row = page.locator('[data-testid="stHorizontalBlock"]').filter(has_text="One-shot RAG (top-5 hybrid)").last
+    one_shot_column = row.locator(':scope > [data-testid="stColumn"]').first
+    one_shot = one_shot_column.inner_text().split("One-shot context")[0]  # its answer, not its context
+    agent = page.locator('[data-testid="stChatMessage"]').last.inner_text()
     answers = golden[question].answer_texts
     only_agent = [a for a in answers if normalise(a) in normalise(agent) and normalise(a) not in normalise(one_shot)]
-    assert only_agent, f"the agent's context holds no answer the one-shot context lacks: {answers}"
+    assert only_agent, f"the agent's answer quotes no answer the one-shot answer lacks: {answers}"
     _check_clean(page, "demo_3_asked")
 
 

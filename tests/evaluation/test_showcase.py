@@ -6,22 +6,28 @@ from pathlib import Path
 
 import pytest
 
+from rag_core.agent import ask
+from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-from rag_core.evaluation.questions import Question, QuestionSet, load_golden
+from rag_core.evaluation import showcase
+from rag_core.evaluation.questions import Question, QuestionSet, load_golden, normalise
 from rag_core.evaluation.showcase import (
     Comparison,
+    Quote,
     asks_about,
-    compare,
     explain,
     load_showcase,
     pick_showcase,
+    quotes_of,
     save_showcase,
     showcase_key,
     submit_showcase,
 )
 from rag_core.jobs import JobRunner
 from rag_core.loaders import load_path
+from rag_core.retrieval import Retriever
 from rag_core.services import open_index
+from rag_core.types import Chunk, Hit
 
 ROOT = Path(__file__).resolve().parents[2]
 HASH = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))
@@ -34,22 +40,62 @@ def _comparison(one_shot: set[str], agent: set[str], searches: list[str], looks:
     return Comparison(TWO_PARTS, TWO_PARTS.targets(), one_shot, agent, where, searches, looks)
 
 
-def test_a_gain_is_explained_with_what_one_shot_missed_and_how_the_agent_found_it():
-    c = _comparison({"answer:0"}, {"answer:0", "answer:1"}, ["what is kept", "what is kept", "metrics stored"], 1)
-    assert c.gained == ["answer:1"]
+def _answered(one_shot_says: list[Quote], agent_says: list[Quote], one_quoted: set[str], agent_quoted: set[str],
+              searches: list[str]) -> Comparison:
+    return Comparison(TWO_PARTS, TWO_PARTS.targets(), set(one_quoted), set(agent_quoted), {}, searches, 0,
+                      one_quoted, agent_quoted, one_shot_says, agent_says)
+
+
+ROW = Quote("overview.md › Storage", "| metrics | by default, compressed in two-hour blocks |")
+OTHER = Quote("overview.md › The coordinator", "```yaml\nIt serves the REST API on port 7420.")
+
+
+def test_the_words_name_what_each_answer_quotes_built_from_the_answers():
+    c = _answered([OTHER], [ROW], set(), {"answer:1"}, ["what is kept", "metrics stored"])
+    assert c.answer_gained == ["answer:1"] and c.answer_lost == []
     assert explain(c) == (
-        "one-shot search (top 5 hybrid) finds 1 of the 2 answer part(s) and misses “compressed in two-hour blocks”; "
-        "the agent finds it in overview.md › Storage after 3 searches (“what is kept”, “metrics stored”) and 1 "
-        "zoom/read step(s)")
+        "the agent's answer quotes overview.md › Storage (“| metrics | by default, compressed in two-hour blocks |”) "
+        "after 2 searches (“what is kept”, “metrics stored”); one search's answer (top 5 hybrid) quotes "
+        "overview.md › The coordinator (“It serves the REST API on port 7420.”), but not "
+        "“compressed in two-hour blocks”")
 
 
-def test_the_rank_prefers_a_gain_then_a_complete_answer_then_more_steps():
-    gain = _comparison(set(), {"answer:0"}, ["a"])
-    complete = _comparison({"answer:0", "answer:1"}, {"answer:0", "answer:1"}, ["a", "b", "c"])
-    more_steps = _comparison({"answer:0"}, {"answer:0"}, ["a", "b", "c", "d"])
-    assert gain.rank() > complete.rank() > more_steps.rank()
-    assert explain(complete).startswith("both find the answer, but one-shot search bets on a single query while "
-                                        "the agent checks it with 3 searches")
+def test_without_a_win_the_words_say_both_answers_quote_as_much():
+    c = _answered([ROW], [ROW, OTHER], {"answer:1"}, {"answer:1"}, ["a"])
+    assert c.answer_gained == []
+    assert explain(c).startswith("both answers quote 1 of the 2 answer part(s): the agent's answer quotes "
+                                 "overview.md › Storage (“| metrics | by default, compressed in two-hour blocks |”) "
+                                 "and overview.md › The coordinator after 1 search")
+    table = Quote("plans.csv", "| plan | limit |\n| --- | --- |\n| Team | 90 days |")
+    assert "one search's answer (top 5 hybrid) quotes plans.csv (“| Team | 90 days |”)" in explain(
+        _answered([table], [ROW], set(), {"answer:1"}, ["a"]))
+    nothing = _answered([], [ROW], set(), set(), ["a"])
+    assert "one search's answer (top 5 hybrid) quotes nothing (it says the documents do not answer)" in explain(nothing)
+
+
+def test_the_rank_puts_what_the_answers_quote_before_what_the_contexts_hold():
+    answer_win = _answered([], [ROW], set(), {"answer:1"}, ["a"])
+    context_win = _comparison(set(), {"answer:0", "answer:1"}, ["a", "b", "c"])  # only the context holds more
+    answer_loss = _answered([ROW], [], {"answer:1"}, set(), ["a", "b", "c", "d"])
+    assert answer_win.rank() > context_win.rank() > answer_loss.rank()
+
+
+def test_quotes_are_cut_at_the_answers_citations_with_their_places():
+    hits = [Hit(chunk=Chunk(id="c1", doc_id="d", granularity="paragraph", chunk_type="prose", text="x", start=0,
+                            end=1, tokens=1, heading_path=["Guide", "Ports"]),
+                score=1.0, source_name="guide.md")]
+    answer = f"{EXTRACTIVE_NOTE}\n\n- The port is 7420. [c1]\n- Unknown. [zz]"
+    assert quotes_of(answer, hits) == [Quote("guide.md › Ports", "- The port is 7420.")]
+
+
+def test_without_any_answer_win_the_best_tie_is_chosen_and_says_so(monkeypatch, data_dir):
+    ties = iter([_answered([ROW], [ROW], {"answer:1"}, {"answer:1"}, ["a", "b"]),
+                 _answered([], [], set(), set(), ["a"])])
+    monkeypatch.setattr(showcase, "compare", lambda *args: next(ties))
+    two = QuestionSet(name="two", kind="upload", questions=[TWO_PARTS, TWO_PARTS])
+    chosen = pick_showcase(two, None, HASH, Settings(data_dir=data_dir))
+    assert chosen is not None and not chosen.agent_wins and chosen.agent_quoted == chosen.one_shot_quoted == 1
+    assert chosen.why.startswith("both answers quote 1 of the 2 answer part(s)")
 
 
 @pytest.fixture
@@ -61,15 +107,24 @@ def sample_index(data_dir):
     return index, settings
 
 
-def test_the_chosen_golden_question_is_one_where_the_agent_finds_what_one_shot_misses(sample_index):
+def test_the_chosen_golden_question_is_one_where_the_agents_answer_quotes_what_one_shots_does_not(sample_index):
     index, settings = sample_index
     golden = load_golden()
     chosen = pick_showcase(golden, index, HASH, settings)
-    assert chosen is not None and chosen.questions_compared == len(golden.questions)
+    assert chosen is not None and chosen.questions_compared == len(golden.questions) and chosen.agent_wins
     question = next(q for q in golden.questions if q.id == chosen.question_id)
-    again = compare(question, index, HASH, settings)  # what the Agent Playground will show side by side
-    assert again.gained and chosen.agent_found > chosen.one_shot_found
-    assert "misses" in chosen.why and "the agent finds" in chosen.why
+    # What the Agent Playground will show side by side, answered again through the public functions.
+    agent = ask(question.question, index, HASH, settings, policy="offline")
+    one_shot = Retriever(index, HASH.retrieval.one_shot(), settings).retrieve(question.question)
+    one_answer = extractive_answer(question.question, one_shot.hits).text
+    only_agent = [a for a in question.answer_texts if normalise(a) in normalise(agent.answer)
+                  and normalise(a) not in normalise(one_answer)]
+    assert only_agent and chosen.agent_quoted > chosen.one_shot_quoted
+    assert chosen.why.startswith("the agent's answer quotes ") and "one search's answer (top 5 hybrid)" in chosen.why
+    # The places named are the places each answer cites.
+    cited = {h.chunk.id: h for h in agent.context_hits}
+    first_place = chosen.why.removeprefix("the agent's answer quotes ").split(" (“")[0]
+    assert any(first_place.startswith(cited[c].source_name) for c in agent.citations if c in cited)
 
 
 def test_no_choice_when_the_documents_do_not_answer_the_questions(data_dir):

@@ -7,11 +7,9 @@ import streamlit as st
 from rag_core.config import ChunkingConfig
 from ui import explorer_link, explorer_view, state
 from ui.explorer_view import GRANULARITY_OPTIONS, VIEWS, chunked, pick
-from ui.router import halt, through_app
+from ui.router import halt
 from ui.state import KEEP
 from ui.units import human_size
-
-through_app()
 
 st.title("Chunk Explorer")
 explorer_view.take_picked_row()

@@ -8,10 +8,8 @@ import streamlit as st
 from rag_core.loaders import sample_paths, supported_types
 from ui import documents_view, jobs, state
 from ui.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
-from ui.router import halt, through_app
+from ui.router import halt
 from ui.safe_text import md_inert
-
-through_app()
 
 st.title(":material/description: Documents")
 settings, config = state.settings(), state.active_config()

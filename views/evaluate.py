@@ -7,16 +7,17 @@ import streamlit as st
 from ui import draft_view, eval_jobs, evaluate_view, state
 from ui.eval_panels import bundle_panel, config_panel
 from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
-from ui.router import through_app
 from ui.safe_text import md_escape
-
-through_app()
 
 st.title(":material/leaderboard: Evaluate")
 st.caption("Score configurations × strategies on a question set; keep baselines; sweep parameters; share a bundle.")
 prefill = state.take_prefill("evaluate")
 if prefill.get("question_set"):
     st.session_state[SOURCE_KEY] = SOURCES[{"upload": 1, "beir": 2}.get(prefill["question_set"], 0)]
+following = evaluate_view.form_from_running_job()
+if following is not None:
+    st.info(f"An evaluation is running ({md_escape(following.title)}): the form below shows its question set and "
+            "settings. Its progress is on the Run tab and in the sidebar.")
 question_set = evaluate_view.pick_question_set()
 if question_set:
     types = question_set.types()

@@ -8,11 +8,8 @@ import streamlit as st
 from rag_core.agent import AgentState
 from rag_core.types import POLICY_NAMES
 from ui import agent_view, engineer, mcp_view, state
-from ui.router import through_app
 from ui.safe_text import md_escape
 from ui.state import KEEP
-
-through_app()
 
 CHAT_KEY, STATE_KEY, COMPARE_KEY, POLICY_KEY = "agent_chat", "agent_state", "agent_compare", "agent_policy"
 LLM_HELP = ("No LLM is configured, so the **offline policy** is used (deterministic, extractive answers). To use a "

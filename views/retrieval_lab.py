@@ -5,9 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import retrieval_view, state
-from ui.router import through_app
-
-through_app()
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 
