@@ -7,10 +7,17 @@ number, a URL, a quoted string) appears verbatim in the passages it rests on (ca
 block is supported when each of its lines is in a passage. A sentence that states nothing checkable (a lead-in,
 "The documents do not say.") is neither supported nor unsupported.
 
+A sentence, list item, table row or table **copied verbatim** (whitespace, case and Markdown ticks aside) from the
+passage it cites (citing none: from a passage that holds it) is supported, numbers and all; the checks above are
+for what is not a copy. A table, a code block and a list item are one unit with their citation, and a citation
+written on its own line (how the extractive answer cites a quoted block) belongs to every unit of the block above
+it: the header and rows of a quoted table are never attributed by word overlap to another chunk.
+
 An answer is **grounded** when no sentence is unsupported and at least one is supported. An empty answer and a
 cut-off one (``[answer cut off ...]``) are never grounded. An extractive answer (quoted passages) is grounded
-only when the documents answer the question (the loop's "found" decision) and every quote comes from covered
-evidence: a passage relevant enough to a covered part of the question (``rag_core.agent.coverage``).
+only when the documents answer the question (the loop's "found" decision) and every quote answers a part of it:
+it comes from covered evidence (a passage relevant enough to a covered part, ``rag_core.agent.coverage``), or
+the quote itself is that relevant to a part, scored the way the plan scored the part's evidence.
 
 Why: small local models write confident sentences with invented method names, wrong numbers and runaway strings,
 and attributing citations by word overlap made every such answer look grounded.
