@@ -33,6 +33,9 @@ Reported per set and budget: place recall, question recall, recall per intent, m
 and what the user reads: the share of places the answer itself quotes ("answer quotes"; the agent's offline
 answer, and for the one-search systems the same extractive answerer over their context, as the Agent Playground's
 one-shot column shows it), with the share of questions whose every place is quoted (multi-part set).
+"Verbatim quotes not grounded": the answers' units (sentences, items, rows, blocks) that are verbatim copies of a
+passage given and that the grounding check still flags "Not grounded" (the agent's own check; for the one-search
+systems ``check_grounding`` over their kept hits); wanted 0 (issue 35.3).
 Writes ``bench/results/docsqa.md``. Indexes and embeddings are kept in ``$RAG_BENCH_DIR`` (``/tmp/rag_bench``).
 """
 
@@ -253,6 +256,7 @@ def names_plan(question: str, answer: str):
 def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
     from rag_core.agent import ask
     from rag_core.agent.answer import extractive_answer
+    from rag_core.agent.grounding import check_grounding
     from rag_core.config import RAGConfig
     from rag_core.retrieval.fusion import PAPER_RRF_K
     from rag_core.retrieval.retriever import Retriever
@@ -267,8 +271,11 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
             result = retriever.retrieve(question, overrides=overrides)
             chunks = fill([h.chunk for h in result.hits], budget)
             kept = {c.id for c in chunks}
-            answer = extractive_answer(question, [h for h in result.hits if h.chunk.id in kept]).text
-            return chunks, 1, None, answer  # one search never says "not found"
+            hits = [h for h in result.hits if h.chunk.id in kept]
+            answer = extractive_answer(question, hits).text
+            unsupported = check_grounding(answer, hits, extractive=True).unsupported if hits else []
+            # one search never says "not found"
+            return chunks, 1, None, answer, verbatim_flagged(unsupported, hits)
         return run
 
     if "naive" in names:
@@ -297,7 +304,8 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
                     update={"context_budget": budget})})
                 answer = ask(question, index, run_config, settings, policy="offline", retriever=retriever,
                              plan=plan_of(question))
-                return [h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer
+                return ([h.chunk for h in answer.context_hits], len(answer.steps), not answer.found, answer.answer,
+                        verbatim_flagged(answer.unsupported, answer.context_hits))
             return agent
 
         if "agent" in names:
@@ -307,6 +315,14 @@ def make_systems(qa: QASet, settings, names: list[str]) -> dict[str, Callable]:
             systems["agent-names"] = agent_system(
                 lambda question: names_plan(question, answers[question]) if question in answers else None)
     return systems
+
+
+def verbatim_flagged(unsupported: list[dict], hits: list) -> int:
+    """How many of an answer's unsupported units (``Grounding.unsupported``) are verbatim copies of a passage it
+    was given: the product's own quotes flagged "Not grounded" (wanted: none)."""
+    from rag_core.agent.grounding import is_verbatim_quote
+
+    return sum(is_verbatim_quote(u["sentence"], hits) for u in unsupported)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -322,12 +338,12 @@ def evaluate(qa: QASet, systems: dict[str, Callable], budgets: list[int], verbos
             for item in qa.items:
                 system(item.question, budget)  # warm-up: the query embedding comes from the cache for everyone
                 tick = time.perf_counter()
-                chunks, steps, not_found, answer = system(item.question, budget)
+                chunks, steps, not_found, answer, flagged = system(item.question, budget)
                 ms = (time.perf_counter() - tick) * 1000
                 found = item.found("\n".join(c.text for c in chunks))
                 per.append({"id": item.id, "intent": item.intent, "found": found, "places": len(item.places),
                             "batch": item.batch,
-                            "quoted": item.found(answer),
+                            "quoted": item.found(answer), "flagged": flagged,
                             "answerable": item.answerable, "not_found": not_found,
                             "tokens": sum(c.tokens for c in chunks), "ms": ms, "steps": steps})
                 if verbose:
@@ -353,6 +369,8 @@ def summarise(per: list[dict]) -> dict:
         # What the answer itself quotes (not only what its context holds).
         "quoted": sum(r.get("quoted", 0) for r in per) / places if places else 0.0,
         "quoted_all": sum(r.get("quoted", 0) == r["places"] for r in per) / len(per) if per else 0.0,
+        # Verbatim quotes of the answer flagged "Not grounded", over every question (the unanswerable ones too).
+        "flagged": sum(r.get("flagged", 0) for r in every),
         # "Not found" answers: on unanswerable questions (wanted) and on answerable ones (false), as counts.
         "null_said": sum(bool(r.get("not_found")) for r in null) if said else None,
         "null_n": len(null),
@@ -369,7 +387,9 @@ def report(rows: list[dict], args) -> str:
     lines = [
         "Place recall: share of gold evidence places whose text is in the context; question recall: share of "
         "questions with every place found; answer quotes: share of places the answer quotes (extractive answers, "
-        "the one-search systems' over their context). Every system fills the same token budget (chunk tokens, "
+        "the one-search systems' over their context); verbatim quotes not grounded: how many of the answers' units "
+        "copied verbatim from a passage they were given the grounding check flags \"Not grounded\" (all questions; "
+        "wanted 0). Every system fills the same token budget (chunk tokens, "
         "cl100k) from its own ranking; the agent gets the budget as its context budget. Same run, same MiniLM "
         f"embedder, 2 cores, load average {os.getloadavg()[0]:.1f}. Command: `python -m bench docsqa"
         f"{' --limit ' + str(args.limit) if args.limit else ''}`.",
@@ -381,9 +401,9 @@ def report(rows: list[dict], args) -> str:
             per_intent = len(intents) > 1
             multi = set_name == "multihop"
             intents = [i for i in intents if i != "null"]
-            head = ("| system | place recall | question recall | answer quotes | tokens (mean) | steps | p50 ms "
-                    "| p95 ms |")
-            rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+            head = ("| system | place recall | question recall | answer quotes | verbatim quotes not grounded "
+                    "| tokens (mean) | steps | p50 ms | p95 ms |")
+            rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
             said = any(p.get("not_found") is not None for r in block for p in r["per"])
             if multi:  # question recall is "complete" there (every place of the question in the context)
                 head = head.replace("question recall", "complete")
@@ -399,7 +419,8 @@ def report(rows: list[dict], args) -> str:
             for r in block:
                 s = summarise(r["per"])
                 quoted = f"{s['quoted']:.3f} / {s['quoted_all']:.3f}" if multi else f"{s['quoted']:.3f}"
-                cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {quoted} | {s['tokens']:.0f} "
+                cells = (f"| {r['system']} | {s['place']:.3f} | {s['question']:.3f} | {quoted} | {s['flagged']} "
+                         f"| {s['tokens']:.0f} "
                          f"| {s['steps']:.2f} | {s['p50']:.0f} | {s['p95']:.0f} |")
                 if said:
                     null = f"{s['null_said']} of {s['null_n']}" if s["null_n"] else "–"

@@ -69,6 +69,10 @@ class PartCoverage:
     refers_to: str = ""
     # Every chunk scored at least PART_COVERED for this part (its evidence; not in ``to_dict``).
     supporting: list[str] = field(default_factory=list)
+    # How the part's evidence was scored (the embedder and its id; not in ``to_dict``), so that a quote from it is
+    # scored the same way (``quote_relevance``).
+    embed: Callable[[list[str]], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    embedder_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "query": self.query, "role": self.role, "covered": self.covered,
@@ -173,8 +177,17 @@ def score_parts(parts: Sequence[Any], hits: Sequence[Hit], embed: Callable[[list
         out.append(PartCoverage(text=part.text, query=part.query, role=getattr(part, "role", "question"),
                                 covered=best >= PART_COVERED, confidence=best, chunk_ids=cited,
                                 refers_to=getattr(part, "refers_to", ""),
-                                supporting=[chunks[j].id for j in order if float(row[j]) >= PART_COVERED]))
+                                supporting=[chunks[j].id for j in order if float(row[j]) >= PART_COVERED],
+                                embed=embed, embedder_id=embedder_id))
     return out
+
+
+def quote_relevance(parts: Sequence[PartCoverage], texts: Sequence[str]) -> np.ndarray:
+    """Each text's (columns) relevance to each part's query (rows), scored as ``score_parts`` scored the part's
+    chunks (hybrid confidence, with the first part's embedder; term coverage alone when it has none)."""
+    if not parts:
+        return np.zeros((0, len(texts)), dtype=np.float32)
+    return text_relevance([p.query for p in parts], texts, parts[0].embed, parts[0].embedder_id)
 
 
 def name_candidates(question: str) -> list[str]:

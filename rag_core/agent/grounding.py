@@ -7,10 +7,17 @@ number, a URL, a quoted string) appears verbatim in the passages it rests on (ca
 block is supported when each of its lines is in a passage. A sentence that states nothing checkable (a lead-in,
 "The documents do not say.") is neither supported nor unsupported.
 
+A sentence, list item, table row or table **copied verbatim** (whitespace, case and Markdown ticks aside) from the
+passage it cites (citing none: from a passage that holds it) is supported, numbers and all; the checks above are
+for what is not a copy. A table, a code block and a list item are one unit with their citation, and a citation
+written on its own line (how the extractive answer cites a quoted block) belongs to every unit of the block above
+it: the header and rows of a quoted table are never attributed by word overlap to another chunk.
+
 An answer is **grounded** when no sentence is unsupported and at least one is supported. An empty answer and a
 cut-off one (``[answer cut off ...]``) are never grounded. An extractive answer (quoted passages) is grounded
-only when the documents answer the question (the loop's "found" decision) and every quote comes from covered
-evidence: a passage relevant enough to a covered part of the question (``rag_core.agent.coverage``).
+only when the documents answer the question (the loop's "found" decision) and every quote answers a part of it:
+it comes from covered evidence (a passage relevant enough to a covered part, ``rag_core.agent.coverage``), or
+the quote itself is that relevant to a part, scored the way the plan scored the part's evidence.
 
 Why: small local models write confident sentences with invented method names, wrong numbers and runaway strings,
 and attributing citations by word overlap made every such answer look grounded.
@@ -23,6 +30,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.agent.coverage import PART_COVERED, PartCoverage, quote_relevance
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Hit
@@ -133,11 +141,13 @@ def _holds(haystack: str, kind: str, value: str) -> bool:
 
 
 def _units(answer: str) -> list[tuple[str, str]]:
-    """(kind, text) of the answer's claims in order: ``code`` blocks, ``line`` items and ``prose`` sentences;
-    ``note`` for headings, lead-ins and the answerer's own notes."""
+    """(kind, text) of the answer's claims in order: ``code`` blocks, ``table`` blocks (consecutive table lines),
+    ``line`` items and ``prose`` sentences; ``note`` for headings, lead-ins and the answerer's own notes. Each
+    carries the citation markers written for it (``_attach_citations``)."""
     units: list[tuple[str, str]] = []
     paragraph: list[str] = []
     block: list[str] | None = None
+    table_closed = True  # the next table line starts a new table
 
     def flush() -> None:
         if paragraph:
@@ -167,25 +177,95 @@ def _units(answer: str) -> list[tuple[str, str]]:
             flush()
             if line.strip():
                 units.append(("note", line.strip()))
-        elif _LIST_ITEM.match(line) or line.lstrip().startswith("|"):
+        elif line.lstrip().startswith("|"):
+            flush()
+            if units and units[-1][0] == "table" and not table_closed:
+                units[-1] = ("table", f"{units[-1][1]}\n{line.strip()}")
+            else:
+                units.append(("table", line.strip()))
+            table_closed = False
+            continue
+        elif _LIST_ITEM.match(line):
             flush()
             units.append(("line", _LIST_ITEM.sub("", line).strip()))
+        elif _LEAD_MARKERS.fullmatch(line.strip()):
+            flush()
+            units.append(("cite", line.strip()))
         else:
             paragraph.append(line.strip())
+        table_closed = True
     flush()
     if block is not None:
         units.append(("code", "\n".join(block)))
-    # A citation written after a sentence's full stop ("... key. [1] Next ...") belongs to that sentence.
+    return _attach_citations(units)
+
+
+def _attach_citations(units: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Units with the citations written after them moved onto them: one after a sentence's full stop ("... key.
+    [1] Next ...") belongs to that sentence; one on its own line (how the extractive answer cites a quoted table,
+    code block or list) to every unit since the last citation or note, so a block is checked with its citation."""
     merged: list[tuple[str, str]] = []
+    since = 0  # the first unit the next citation on its own line applies to
     for kind, text in units:
+        if kind == "cite":
+            for i in range(since, len(merged)):
+                merged[i] = (merged[i][0], f"{merged[i][1]} {text}")
+            since = len(merged)
+            continue
         lead = _LEAD_MARKERS.match(text)
         if lead.group(0) and merged and merged[-1][0] != "note":
             merged[-1] = (merged[-1][0], f"{merged[-1][1]} {lead.group(0).strip()}")
             text = text[lead.end():].strip()
+            since = len(merged)
             if not text:
                 continue
         merged.append((kind, text))
+        if kind == "note" or _MARKER.search(text):
+            since = len(merged)
     return merged
+
+
+def _quoted_lines(claim: str) -> list[str]:
+    """The normalised lines of ``claim`` (citation markers already removed) a verbatim copy must hold: its lines
+    with two or more word characters, fences and a list item's marker aside, a space before punctuation closed
+    (what is left of "the key [1].")."""
+    lines = []
+    for line in claim.splitlines():
+        if _FENCE.match(line):
+            continue
+        line = re.sub(r"\s+([.,;:!?])", r"\1", _LIST_ITEM.sub("", line.strip()))
+        if len(re.findall(r"\w", line)) >= 2:
+            lines.append(normalise(line))
+    return lines
+
+
+def quoted_verbatim(claim: str, passage: str) -> bool:
+    """Whether ``claim`` (a sentence, list item, table row, table or code block, without its citation markers)
+    is copied verbatim from normalised ``passage``: each of its lines (``_quoted_lines``) stands in the passage
+    as whole words (a table row quoted under its header need not follow the header there)."""
+    lines = _quoted_lines(claim)
+    return bool(lines) and all(_holds_words(passage, line) for line in lines)
+
+
+def _holds_words(haystack: str, needle: str) -> bool:
+    """Whether ``needle`` stands in ``haystack`` not inside a longer word or number ("4625", not in "14625")."""
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        before = haystack[start - 1:start]
+        after = haystack[end:end + 1]
+        if not (needle[0].isalnum() and (before.isalnum() or before == "_")) \
+                and not (needle[-1].isalnum() and (after.isalnum() or after == "_")):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+def is_verbatim_quote(text: str, hits: Sequence[Hit]) -> bool:
+    """Whether ``text`` (an answer's unit, citation markers and all) is a verbatim copy of one passage of ``hits``."""
+    texts = {h.chunk.id: normalise(h.chunk.text) for h in hits}
+    _, claim = _cited(text, texts)
+    return any(quoted_verbatim(claim, passage) for passage in texts.values())
 
 
 def _cited(text: str, held: Collection[str]) -> tuple[list[str], str]:
@@ -225,6 +305,10 @@ def check_sentence(text: str, hits: Sequence[Hit], texts: dict[str, str], everyt
     terms = [t for t in content_terms(claim) if t not in ANSWER_WORDS]
     if len(terms) < MIN_TERMS and not stated:
         return SentenceSupport(shown, None, "states nothing to check", cited)
+    copied = [c for c in (cited or texts) if quoted_verbatim(claim, texts[c])]
+    if copied:  # a verbatim copy is supported, numbers and all: by the passage it cites, or (citing none) holds it
+        where = "the passage it cites" if cited else "a retrieved passage (it cites none)"
+        return SentenceSupport(shown, True, f"quoted verbatim from {where}", cited or copied, attributed=not cited)
     attributed = False
     if not cited:
         scored = [(sum(t in context_terms[h.chunk.id] for t in terms) / max(len(terms), 1), h.chunk.id) for h in hits]
@@ -250,11 +334,14 @@ def check_sentence(text: str, hits: Sequence[Hit], texts: dict[str, str], everyt
 
 
 def check_grounding(answer: str, hits: Sequence[Hit], *, cut_off: bool = False, extractive: bool = False,
-                    covered: Collection[str] | None = None, question: str = "") -> Grounding:
+                    covered: Collection[str] | None = None, question: str = "",
+                    parts: Sequence[PartCoverage] | None = None) -> Grounding:
     """Check every sentence of ``answer`` against the passages of ``hits`` (see the module docstring).
 
-    ``extractive``: the answer quotes passages; each quote's passage must then be among ``covered`` (the ids of
-    covered evidence). ``question``: names it mentions count as stated by the context too."""
+    ``extractive``: the answer quotes passages; each quote must then answer a part of the question: its passage
+    among ``covered`` (the ids of covered evidence), or the quote itself as relevant to one of ``parts`` (default:
+    ``covered.parts``, as ``covered_evidence`` returns it) as the plan requires of a part's evidence
+    (``_answers_no_part``). ``question``: names it mentions count as stated by the context too."""
     text = answer.strip()
     if not text:
         return Grounding(False, "ungrounded: the answer is empty")
@@ -276,12 +363,13 @@ def check_grounding(answer: str, hits: Sequence[Hit], *, cut_off: bool = False, 
             check = _check_code(unit, [h for h in hits if h.chunk.id in cited] if cited else hits, texts)
             if cited:
                 check.chunk_ids, check.attributed = cited, False
+            checks.append(check)
+        elif kind == "table":
+            checks += _check_table(unit, hits, texts, everything, context_terms)
         else:
-            check = check_sentence(unit, hits, texts, everything, context_terms)
-        if extractive and check.supported and covered is not None and not set(check.chunk_ids) & set(covered):
-            check.supported = False
-            check.reason = "quoted from a passage that answers no part of the question (not covered evidence)"
-        checks.append(check)
+            checks.append(check_sentence(unit, hits, texts, everything, context_terms))
+    if extractive and covered is not None:
+        _answers_no_part(checks, covered, list(parts if parts is not None else getattr(covered, "parts", ())))
     unsupported = [c for c in checks if c.supported is False]
     supported = [c for c in checks if c.supported]
     if unsupported:
@@ -293,6 +381,45 @@ def check_grounding(answer: str, hits: Sequence[Hit], *, cut_off: bool = False, 
     how = f"; {len(attributed)} attributed by word overlap, not cited" if attributed and not extractive else ""
     return Grounding(True, f"grounded: {len(supported)} sentence(s), each supported by a retrieved passage{how}",
                      checks)
+
+
+def _check_table(block: str, hits: Sequence[Hit], texts: dict[str, str], everything: str,
+                 context_terms: dict[str, set[str]]) -> list[SentenceSupport]:
+    """The support of a table block with its citation: one unit when it is copied verbatim (row by row) from the
+    passage it cites (or, citing none, from one that holds it); else each row checked as a sentence citing what
+    the table cites."""
+    cited, claim = _cited(block, texts)
+    shown = "\n".join(" ".join(line.split()) for line in claim.strip().splitlines())
+    copied = [c for c in (cited or texts) if quoted_verbatim(claim, texts[c])]
+    if copied:
+        where = "the passage it cites" if cited else "a retrieved passage (it cites none)"
+        return [SentenceSupport(shown, True, f"table quoted verbatim from {where}", cited or copied[:1],
+                                attributed=not cited)]
+    markers = f" [{', '.join(cited)}]" if cited else ""
+    return [check_sentence(row.strip() + markers, hits, texts, everything, context_terms)
+            for row in claim.strip().splitlines() if row.strip()]
+
+
+def _answers_no_part(checks: list[SentenceSupport], covered: Collection[str], parts: Sequence[PartCoverage]) -> None:
+    """Mark unsupported each supported quote that answers no part of the question: its passages are not among
+    ``covered`` and the quote itself scores under ``PART_COVERED`` for every part, by the relevance the plan
+    scored the part's evidence with (``coverage.quote_relevance``). A part the plan un-covered although its
+    evidence scored (the thing it asks about is named nowhere) is answered by nothing."""
+    held = set(covered)
+    outside = [c for c in checks if c.supported and not set(c.chunk_ids) & held]
+    if not outside:
+        return
+    eligible = [p for p in parts if p.covered or p.confidence < PART_COVERED]
+    quotes = [_MARKER.sub(" ", c.sentence) for c in outside]
+    scores = quote_relevance(eligible, quotes)
+    for j, check in enumerate(outside):
+        best = int(scores[:, j].argmax()) if len(eligible) else -1
+        if best >= 0 and float(scores[best, j]) >= PART_COVERED:
+            check.reason += (f"; answers the part {' '.join(eligible[best].text.split())[:80]!r} (relevance "
+                             f"{float(scores[best, j]):.2f}, {PART_COVERED:.2f} needed)")
+            continue
+        check.supported = False
+        check.reason = "quoted from a passage that answers no part of the question (not covered evidence)"
 
 
 def _last_words(text: str, limit: int = 160) -> str:
@@ -322,7 +449,16 @@ def covered_evidence(parts: Sequence[Any], hits: Sequence[Hit]) -> set[str]:
     by ``coverage.score_parts``: ``PartCoverage.supporting``), and the other held chunks of those chunks' sections
     (the command block under the prose that explains it: a code block alone scores low against a question in
     words, yet it is the answer to "how do I rotate a key?")."""
-    return {c for p in parts if p.covered for tier in part_evidence(p, hits) for c in tier}
+    return CoveredEvidence({c for p in parts if p.covered for tier in part_evidence(p, hits) for c in tier}, parts)
+
+
+class CoveredEvidence(set):
+    """The ids of covered evidence (a set of chunk ids) with the parts they were judged for, so a quote outside
+    them can still be scored against each part by the plan's own relevance (``check_grounding``)."""
+
+    def __init__(self, ids: Collection[str] = (), parts: Sequence[Any] = ()) -> None:
+        super().__init__(ids)
+        self.parts = list(parts)
 
 
 def part_evidence(part: Any, hits: Sequence[Hit]) -> list[list[str]]:
