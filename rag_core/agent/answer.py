@@ -303,6 +303,8 @@ PART_TOKENS = 350
 # chunk is about (a sentence saying "it" of the option the section names), the chunk alone cannot tell its units
 # apart.
 UNIT_WEIGHT = 0.5
+UNIT_MARGIN = 0.3
+ROW_MARGIN = 0.1
 Relevance = Callable[[Sequence[str], Sequence[str]], "np.ndarray"]
 
 
@@ -385,15 +387,26 @@ def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, rele
             unit.score = (1 - UNIT_WEIGHT) * chunk_score  # the unit's own share is added below
     if not pool:
         return []
-    unit_scores = relevance([query], [p.text for p in pool])[0]
+    # A table row is judged by its own cells: the header it is quoted under is every row's, and holding the
+    # question's words ("error") it made every row of an error table as relevant as the one asked about.
+    unit_scores = [float(x) for x in relevance([query], [_own_text(p) for p in pool])[0]]
     for unit, score in zip(pool, unit_scores, strict=True):
-        unit.score += UNIT_WEIGHT * float(score) + (STEPS_BONUS if unit.kind == "steps" else 0.0)
+        unit.score += UNIT_WEIGHT * score + (STEPS_BONUS if unit.kind == "steps" else 0.0)
+    # Rows of one table compete with each other: a question about the 429 row is not answered by the 413 row,
+    # however relevant their table is. A row well under its table's best row is no candidate.
+    best_row: dict[str, float] = {}
+    for unit, score in zip(pool, unit_scores, strict=True):
+        if unit.kind == "row":
+            best_row[unit.chunk_id] = max(score, best_row.get(unit.chunk_id, score))
+    pool = [unit for unit, score in zip(pool, unit_scores, strict=True)
+            if unit.kind != "row" or score >= best_row[unit.chunk_id] - ROW_MARGIN]
     picked: list[Passage] = []
     used = 0
     taken = {p.text for p in chosen}
     ranked = sorted(pool, key=lambda p: (-p.score, p.order))
+    floor = ranked[0].score - UNIT_MARGIN
     for unit in ranked:
-        if len(picked) >= PART_UNITS:
+        if len(picked) >= PART_UNITS or unit.score < floor:
             break
         if unit.text in taken or _overlapping(unit, [*chosen, *picked]):
             continue
@@ -406,6 +419,11 @@ def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, rele
     # Shown chunk by chunk (the most relevant first), each chunk's quotes in the order its document has them: an
     # excerpt reads as the document does, not as a list of scores.
     return sorted(picked, key=lambda p: p.order)
+
+
+def _own_text(passage: Passage) -> str:
+    """A passage's own words: a table row without the header it is quoted under."""
+    return passage.text.splitlines()[-1] if passage.kind == "row" else passage.text
 
 
 def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
