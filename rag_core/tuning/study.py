@@ -277,7 +277,7 @@ class _Study:
             self.study.tell(trial, state=state)
 
     def report(self, message: str) -> None:
-        done = [t for t in self.study.trials if t.state != TrialState.RUNNING]
+        done = [t for t in self.study.trials if t.state.is_finished()]
         best = self.best_trial()
         deadline = self.deadline()
         eta = None
@@ -324,7 +324,7 @@ class _Study:
                                summarise_scores(scores, self.metric)))
         (current_scores, current_summary), (best_scores, best_summary) = per_config
         validation = compare_paired(self.metric, current_scores, best_scores, current_summary, best_summary)
-        records = [_record(t) for t in self.study.trials if t.state != TrialState.RUNNING]
+        records = [_record(t) for t in self.study.trials if t.state.is_finished()]
         complete = [r for r in records if r.state == "complete"]
         front = pareto_front([(r.metrics.get("quality", 0.0), r.metrics.get("context_tokens", 0.0),
                                r.metrics.get("latency_ms", 0.0)) for r in complete])
