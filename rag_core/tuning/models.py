@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_core.tuning.space import TuneStrategy
 
-Sampler = Literal["tpe", "random"]
+Sampler = Literal["tpe", "random", "grid"]
 
 
 class TuneSpec(BaseModel):
@@ -24,6 +24,8 @@ class TuneSpec(BaseModel):
     seed: int = 0
     pins: dict[str, Any] = Field(default_factory=dict, description="Dotted path → value, never tuned.")
     sampler: Sampler = "tpe"
+    grid: dict[str, list[Any]] = Field(default_factory=dict, description="The grid sampler's knobs and values "
+                                       "(dotted path → values; the other knobs stay at the current values).")
     multi_objective: bool = Field(False, description="Quality, tokens and latency as three objectives (TPE's "
                                   "multi-objective mode; no pruning) instead of quality with pruning.")
     study_name: str = Field("", max_length=120, description="Resume the stored study of this name ('' : derived).")
@@ -76,7 +78,7 @@ class TuneResult(BaseModel):
     """A finished (or stopped) study: the best configuration, its proof on validation, every trial."""
 
     study: str
-    status: str  # complete | cancelled | time budget | trials
+    status: str  # cancelled | time budget | trials | grid done
     metric: str
     strategy: str
     budget: int

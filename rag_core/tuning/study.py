@@ -13,7 +13,9 @@ file in the data folder (Optuna's RDB storage), so it survives a restart and res
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,11 +32,13 @@ from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSp
 from rag_core.tuning.objective import IndexCache, IndexOpener, primary_metric, score_one, summarise_scores
 from rag_core.tuning.pareto import pareto_front
 from rag_core.tuning.proof import compare_paired, recommendation
-from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knobs_for, read
+from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, read
 from rag_core.tuning.split import split_by_document
 from rag_core.types import Document
 
 STARTUP_TRIALS = 4  # trials before the pruner and TPE act on what they saw
+# Today's 2-D grid of the Evaluate page's sweep (max tokens × k, every value it offers): the grid baseline.
+SWEEP_GRID = {"chunking.max_tokens": [128, 256, 384, 512, 768, 1024], "retrieval.initial_k": [1, 3, 5, 10, 20]}
 
 
 @dataclass
@@ -62,7 +66,7 @@ def _fingerprint(spec: TuneSpec, questions: QuestionSet) -> dict[str, Any]:
     return {"questions": digest.hexdigest()[:16], "collection": spec.collection, "strategy": spec.strategy,
             "budget": spec.budget, "seed": spec.seed, "pins": json.dumps(spec.pins, sort_keys=True),
             "multi_objective": spec.multi_objective, "validation_share": spec.validation_share,
-            "sampler": spec.sampler}
+            "sampler": spec.sampler, "grid": json.dumps(spec.grid, sort_keys=True)}
 
 
 def study_name(spec: TuneSpec, questions: QuestionSet) -> str:
@@ -75,9 +79,13 @@ def study_name(spec: TuneSpec, questions: QuestionSet) -> str:
 
 def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings) -> optuna.Study:
     """Create the study, or load the stored one of the same name when it tuned the same thing."""
-    sampler = (optuna.samplers.RandomSampler(seed=spec.seed) if spec.sampler == "random"
-               else optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=STARTUP_TRIALS))
-    pruner = (optuna.pruners.NopPruner() if spec.multi_objective
+    if spec.sampler == "grid" and not spec.grid:
+        raise ValueError("the grid sampler needs a grid: dotted path → values, e.g. SWEEP_GRID")
+    if spec.sampler in ("random", "grid"):  # the grid's cells are enqueued below; the sampler never draws
+        sampler = optuna.samplers.RandomSampler(seed=spec.seed)
+    else:
+        sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=STARTUP_TRIALS)
+    pruner = (optuna.pruners.NopPruner() if spec.multi_objective or spec.sampler == "grid"
               else optuna.pruners.MedianPruner(n_startup_trials=STARTUP_TRIALS, n_warmup_steps=0))
     directions = ["maximize", "minimize", "minimize"] if spec.multi_objective else ["maximize"]
     name = study_name(spec, questions)
@@ -90,6 +98,11 @@ def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings) -> op
     stored = study.user_attrs.get("fingerprint")
     if stored is None:
         study.set_user_attr("fingerprint", fingerprint)
+        if spec.sampler == "grid":  # every cell once, in a seeded order (Optuna's GridSampler needs optimize())
+            cells = [dict(zip(spec.grid, values, strict=True)) for values in itertools.product(*spec.grid.values())]
+            random.Random(spec.seed).shuffle(cells)
+            for cell in cells:
+                study.enqueue_trial(cell)
     elif stored != fingerprint:
         changed = ", ".join(k for k in fingerprint if stored.get(k) != fingerprint[k])
         raise ValueError(f"study '{name}' tuned something else (different {changed}); choose another study name")
@@ -99,17 +112,17 @@ def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings) -> op
 def suggest(trial: optuna.Trial, knobs: Sequence[Knob], base: RAGConfig) -> dict[str, Any]:
     """Knob values for ``trial``; a knob that only matters with another's value is asked only then."""
     params: dict[str, Any] = {}
-    for knob in knobs:
-        condition = ACTIVE_WHEN.get(knob.path)
+    for one in knobs:
+        condition = ACTIVE_WHEN.get(one.path)
         if condition and params.get(condition[0], read(base, condition[0])) != condition[1]:
             continue
-        if knob.kind == "categorical":
-            params[knob.path] = trial.suggest_categorical(knob.path, list(knob.choices))
-        elif knob.kind == "int":
-            params[knob.path] = trial.suggest_int(knob.path, int(knob.low), int(knob.high), step=knob.step or 1,
-                                                  log=knob.log)
+        if one.kind == "categorical":
+            params[one.path] = trial.suggest_categorical(one.path, list(one.choices))
+        elif one.kind == "int":
+            params[one.path] = trial.suggest_int(one.path, int(one.low), int(one.high), step=one.step or 1,
+                                                  log=one.log)
         else:
-            params[knob.path] = trial.suggest_float(knob.path, knob.low, knob.high, log=knob.log)
+            params[one.path] = trial.suggest_float(one.path, one.low, one.high, log=one.log)
     return params
 
 
@@ -159,7 +172,8 @@ class _Study:
         self.metric = primary_metric(inputs.questions.questions)
         self.current = apply(inputs.current, {}, budget=spec.budget, name=inputs.current.name)
         self.base = apply(inputs.current, spec.pins, budget=spec.budget)
-        self.knobs = knobs_for(spec.strategy, spec.pins)
+        self.knobs = [knob(path) for path in spec.grid] if spec.sampler == "grid" else knobs_for(spec.strategy,
+                                                                                               spec.pins)
         self.eval_strategy = "agent" if spec.strategy == "agent" else None
         self.cache = IndexCache(inputs.documents, inputs.open_index, inputs.settings, prefix=spec.collection,
                                 known=dict(inputs.known))
@@ -186,6 +200,8 @@ class _Study:
             return "cancelled"
         if self.spec.trials is not None and self.session_trials >= self.spec.trials:
             return "trials"
+        if self.spec.sampler == "grid" and not any(t.state == TrialState.WAITING for t in self.study.trials):
+            return "grid done"
         deadline = self.deadline()
         if deadline is not None and self.clock() >= deadline:
             return "time budget"

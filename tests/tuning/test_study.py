@@ -74,3 +74,12 @@ def test_random_sampler_and_multi_objective(tiny_collection):
     result = tune_collection(_spec(trials=3, sampler="random", multi_objective=True), questions)
     assert result.counts["pruned"] == 0 and result.counts["trials"] == 3
     assert result.study.endswith(study_name(_spec(sampler="random", multi_objective=True), questions)[-8:])
+
+
+def test_the_grid_baseline_runs_its_cells_and_stops(tiny_collection):
+    _, _, questions = tiny_collection
+    grid = {"chunking.max_tokens": [256], "retrieval.initial_k": [1, 5]}
+    result = tune_collection(_spec(trials=10, sampler="grid", grid=grid), questions)
+    assert result.status == "grid done" and result.counts["complete"] == 2
+    assert sorted(t.params["retrieval.initial_k"] for t in result.trials) == [1, 5]
+    assert [k["path"] for k in result.knobs] == list(grid)
