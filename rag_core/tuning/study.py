@@ -77,8 +77,10 @@ def study_name(spec: TuneSpec, questions: QuestionSet) -> str:
     return f"{spec.collection}-{spec.strategy}-{spec.budget}-{spec.sampler}-{digest}"
 
 
-def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings) -> optuna.Study:
-    """Create the study, or load the stored one of the same name when it tuned the same thing."""
+def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings, first: dict[str, Any] | None = None
+               ) -> optuna.Study:
+    """Create the study (``first``: knob values of its first trial), or load the stored one of the same name when
+    it tuned the same thing."""
     if spec.sampler == "grid" and not spec.grid:
         raise ValueError("the grid sampler needs a grid: dotted path → values, e.g. SWEEP_GRID")
     if spec.sampler in ("random", "grid"):  # the grid's cells are enqueued below; the sampler never draws
@@ -103,6 +105,8 @@ def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings) -> op
             random.Random(spec.seed).shuffle(cells)
             for cell in cells:
                 study.enqueue_trial(cell)
+        elif first is not None:  # the current configuration is trial 0: the baseline every sampler starts from
+            study.enqueue_trial(first)
     elif stored != fingerprint:
         changed = ", ".join(k for k in fingerprint if stored.get(k) != fingerprint[k])
         raise ValueError(f"study '{name}' tuned something else (different {changed}); choose another study name")
@@ -177,13 +181,29 @@ class _Study:
         self.eval_strategy = "agent" if spec.strategy == "agent" else None
         self.cache = IndexCache(inputs.documents, inputs.open_index, inputs.settings, prefix=spec.collection,
                                 known=dict(inputs.known))
-        self.study = open_study(spec, inputs.questions, inputs.settings)
+        current_values = {k.path: read(self.base, k.path) for k in self.knobs if k.path not in ACTIVE_WHEN or
+                          read(self.base, ACTIVE_WHEN[k.path][0]) == ACTIVE_WHEN[k.path][1]}
+        self.study = open_study(spec, inputs.questions, inputs.settings, self._in_range(current_values))
         self.built: dict[str, RAGConfig] = {}
         self.seen: dict[str, optuna.trial.FrozenTrial] = {
             t.user_attrs["key"]: t for t in self.study.trials if t.state == TrialState.COMPLETE and
             "key" in t.user_attrs}
         self.session_trials = 0
         self.trial_seconds: list[float] = []
+
+    def _in_range(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        """``values`` (the current configuration's knobs) when each is a value its knob can take, so the current
+        configuration can be trial 0; None when one is outside its range or off its step."""
+        for one in self.knobs:
+            value = values.get(one.path)
+            if value is None:
+                continue
+            if one.kind == "categorical" and value not in one.choices:
+                return None
+            if one.kind != "categorical" and not (one.low <= value <= one.high and
+                                                  (not one.step or (value - one.low) % one.step == 0)):
+                return None
+        return values
 
     # ------------------------------------------------------------------ search
 

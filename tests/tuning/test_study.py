@@ -30,6 +30,10 @@ def test_every_trial_is_scored_at_the_budget_and_pins_hold(tiny_collection):
     assert all(c["retrieval"]["rrf_k"] == 42 and c["retrieval"]["fusion"] == "rrf" for c in configs)
     assert not any("retrieval.rrf_k" in t.params or "retrieval.fusion" in t.params for t in result.trials)
     assert result.best["retrieval"]["token_budget"] == 300 and result.best["retrieval"]["rrf_k"] == 42
+    current = result.current_config  # trial 0 is the current configuration (with the pins): the baseline
+    assert {p: v for p, v in result.trials[0].params.items()} == {
+        p: current[p.split(".")[0]][p.split(".")[1]] for p in result.trials[0].params}
+    assert result.trials[0].params["chunking.max_tokens"] == current["chunking"]["max_tokens"]
     # two chunkings at most were built; every other trial reused an index or was skipped
     built = {(c["chunking"]["strategy"], c["chunking"]["max_tokens"], c["chunking"]["overlap"]) for c in configs}
     assert result.counts["new_chunking"] <= 2 and len(built) <= 3  # the collection's own chunking + 2 built
