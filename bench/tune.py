@@ -13,7 +13,8 @@ rule). Reported: the human-set gain, the tool's own validated gain with its p-va
 agree in sign, trials run (complete / pruned / skipped), time per trial kind and the minutes each study took.
 
 Each method builds its own indexes (one per chunking it tries, under its own prefix), so no method reuses another's
-builds; they share the MiniLM embedding cache, and TPE runs first, with the coldest cache. Writes
+builds; all start from the defaults' index (trial 0 is the current configuration), they share the MiniLM embedding
+cache, and TPE runs first, with the coldest cache. Writes
 ``bench/results/tune.md``; indexes, embeddings and studies live in ``$RAG_BENCH_DIR`` (``/tmp/rag_bench``).
 """
 
@@ -83,12 +84,12 @@ def run_set(set_name: str, args, settings) -> list[dict]:
                             grid=SWEEP_GRID if method == "grid" else {},
                             study_name=f"bench-{set_name}-{strategy}-{method}-{stamp}")
             inputs = TuneInputs(questions=drafted, documents=qa.docs, current=defaults, open_index=open_index,
-                                settings=settings, known={})
+                                settings=settings, known={defaults.index_key(): base_cache.collection_for(defaults)})
             started = time.perf_counter()
             result = run_study(spec, inputs, progress=_progress(set_name, strategy, method))
             minutes = (time.perf_counter() - started) / 60
             tuned = RAGConfig.model_validate({**result.best, "name": "tuned"})
-            cache = IndexCache(qa.docs, open_index, settings, prefix=spec.collection)  # the study's indexes
+            cache = IndexCache(qa.docs, open_index, settings, prefix=spec.collection, known=inputs.known)
             human = {b: human_scores(qa, tuned, strategy, cache, settings, b) for b in args.budgets}
             row = {"set": set_name, "strategy": strategy, "method": method, "result": result, "minutes": minutes,
                    "tuned": tuned, "human": {}}

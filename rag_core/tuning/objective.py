@@ -1,14 +1,16 @@
 """What a trial measures: a configuration's questions scored at the user's budget, and the indexes it needs.
 
-Evidence-span sets (and answer-text or section sets) are scored on the context that fits the budget: a question's
-place recall is the share of its places in that context (``complete``: all of them), as ``bench docsqa`` counts
-it; the agent's "not found" answers are recorded on unanswerable and answerable questions. Ranking sets (relevant
-ids only) are scored by nDCG@10 and recall@10 of the ranked hits. Every score comes from the evaluation runner's
-``score_question`` over an ``Outcome``; context tokens and latency are the second objectives.
+Evidence-span sets (and answer-text or section sets) are scored on the context that fits the budget (a chunk the
+budget cuts counts only with the part shown): a question's place recall is the share of its places in that context
+(``complete``: all of them), as ``bench docsqa`` counts it; the agent's "not found" answers are recorded on
+unanswerable and answerable questions. Ranking sets (relevant ids only) are scored by nDCG@10 and recall@10 of the
+ranked hits. Every score comes from the evaluation runner's ``score_question`` over an ``Outcome``; context tokens
+and latency are the second objectives.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import statistics
 import time
@@ -21,7 +23,8 @@ from rag_core.evaluation.metrics import recall_at_k
 from rag_core.evaluation.questions import Question, ranked_targets
 from rag_core.evaluation.runner import Outcome, default_execute, score_question
 from rag_core.retrieval import Retriever
-from rag_core.types import Document
+from rag_core.tokens import decode, encode
+from rag_core.types import Chunk, Document
 
 PLACE_RECALL = "place_recall"
 NDCG = "ndcg@10"
@@ -52,9 +55,18 @@ def budget_outcome(question: str, strategy: str, config: RAGConfig, index, setti
         return default_execute(question, "agent", config, index, settings, llm)
     result = Retriever.for_config(index, config.retrieval, settings, llm).retrieve(question)
     included = {entry["chunk_id"] for entry in result.context.included}
-    ranked = [(hit.chunk, hit.source_name) for hit in result.hits if hit.chunk.id in included]
+    shown = {entry["chunk_id"]: entry["shown_tokens"] for entry in result.context.truncated}
+    ranked = [(_as_shown(hit.chunk, shown.get(hit.chunk.id)), hit.source_name) for hit in result.hits
+              if hit.chunk.id in included]
     return Outcome(ranked=ranked, context_tokens=int(result.context.tokens), steps=len(result.iterations),
                    route=result.route)
+
+
+def _as_shown(chunk: Chunk, shown_tokens: int | None) -> Chunk:
+    """The chunk as the context shows it: a truncated one cut to its first ``shown_tokens`` tokens."""
+    if shown_tokens is None:
+        return chunk
+    return dataclasses.replace(chunk, text=decode(encode(chunk.text)[:shown_tokens]), tokens=shown_tokens)
 
 
 def ranked_outcome(question: str, strategy: str, config: RAGConfig, index, settings: Settings, llm: Any = None
@@ -103,6 +115,10 @@ def summarise_scores(scores: Sequence[QuestionScore], metric: str) -> dict[str, 
     return summary
 
 
+class BuildStopped(Exception):
+    """An index build stopped by ``should_stop`` (time up or cancelled)."""
+
+
 IndexOpener = Callable[..., Any]  # (config, settings, collection=NAME) -> index: rag_core.services.open_index
 
 
@@ -134,8 +150,11 @@ class IndexCache:
     def built_configs(self) -> list[str]:
         return list(self._open)
 
-    def get(self, config: RAGConfig) -> tuple[Any, bool]:
-        """(index, built now): the index of ``config``'s chunking, with every document in it."""
+    def get(self, config: RAGConfig, should_stop: Callable[[], bool] | None = None) -> tuple[Any, bool]:
+        """(index, built now): the index of ``config``'s chunking, with every document in it.
+
+        ``should_stop`` is polled while the documents are embedded: when true the build is rolled back (the index
+        commits atomically; what was embedded stays in the embedding cache) and ``BuildStopped`` raised."""
         key = config.index_key()
         if key in self._open:
             return self._open[key], False
@@ -144,7 +163,11 @@ class IndexCache:
         present = {entry.get("doc_id") for entry in index.documents()}
         missing = [doc for doc in self.documents if doc.id not in present]
         if missing:
-            index.ingest(list(missing))
+            def check(done: int, total: int, label: str = "") -> None:
+                if should_stop is not None and should_stop():
+                    raise BuildStopped(f"stopped while building the index ({done} of {total} chunks embedded)")
+
+            index.ingest(list(missing), progress=check)
         self._open[key] = index
         if missing:
             self.build_seconds.append(time.perf_counter() - started)

@@ -5,7 +5,8 @@ One trial = one configuration: the current configuration with the pins and the s
 user's budget. Cheap where it can be: a trial whose chunking was built before reuses that index (retrieval-only),
 a repeated configuration reuses its measured scores, and a single-objective trial reports its running mean after
 each batch of questions so Optuna's ``MedianPruner`` stops one that trails the median of earlier trials at the same
-point. A new chunking is built only while the time left covers a build (and at most ``max_chunkings`` per study);
+point. A new chunking is built only while the time left covers a build (1.5 × the mean build so far; the first
+one only in the first half of the time) and at most ``max_chunkings`` per study;
 otherwise the trial is skipped and asked again with the nearest built chunking. The study is kept in an SQLite
 file in the data folder (Optuna's RDB storage), so it survives a restart and resumes by name.
 """
@@ -29,7 +30,7 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
-from rag_core.tuning.objective import IndexCache, IndexOpener, primary_metric, score_one, summarise_scores
+from rag_core.tuning.objective import BuildStopped, IndexCache, IndexOpener, primary_metric, score_one, summarise_scores
 from rag_core.tuning.pareto import pareto_front
 from rag_core.tuning.proof import compare_paired, recommendation
 from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, read
@@ -245,7 +246,11 @@ class _Study:
         if len(self.built) >= self.spec.max_chunkings:
             return False
         deadline = self.deadline()
-        left = (deadline - self.clock()) if deadline is not None else float("inf")
+        if deadline is None:
+            return True
+        left = deadline - self.clock()
+        if not self.cache.build_seconds:  # no build measured yet: the first one only in the first half of the time
+            return left >= (self.spec.minutes or 0) * 30
         return left > 1.5 * self.cache.expected_build_s()
 
     def trial(self) -> str:
@@ -268,7 +273,14 @@ class _Study:
             self.study.tell(trial, state=TrialState.PRUNED)
             self.study.enqueue_trial(snapped, skip_if_exists=False)
             return ""
-        index, built_now = self.cache.get(config)
+        try:
+            index, built_now = self.cache.get(config, lambda: self.stop_reason() in ("cancelled", "time budget"))
+        except BuildStopped as e:
+            why = self.stop_reason() or "stopped"
+            trial.set_user_attr("stopped", why)
+            self._tell(trial, None, {}, "new chunking", started, 0, key, config, state=TrialState.FAIL,
+                       note=f"stopped: {why}; {e}")
+            return why
         self.built.setdefault(config.index_key(), config)
         kind = "new chunking" if built_now else "retrieval-only"
         reason: list[str] = []
