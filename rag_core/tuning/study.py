@@ -5,8 +5,9 @@ One trial = one configuration: the current configuration with the pins and the s
 user's budget. Cheap where it can be: a trial whose chunking was built before reuses that index (retrieval-only),
 a repeated configuration reuses its measured scores, and a single-objective trial reports its running mean after
 each batch of questions so Optuna's ``MedianPruner`` stops one that trails the median of earlier trials at the same
-point. A new chunking is built only while the time left covers a build (1.5 × the mean build so far; the first
-one only in the first half of the time) and at most ``max_chunkings`` per study;
+point. A new chunking is built only after ``STARTUP_TRIALS`` complete trials on the indexes there are, while the time
+left covers a build (1.5 × the mean build so far; the first one only in the first half of the time), and at most
+``max_chunkings`` per study;
 otherwise the trial is skipped and asked again with the nearest built chunking. The study is kept in an SQLite
 file in the data folder (Optuna's RDB storage), so it survives a restart and resumes by name.
 """
@@ -243,8 +244,8 @@ class _Study:
     def affordable(self, config: RAGConfig) -> bool:
         if self.cache.has(config) or config.index_key() in self.cache.known:
             return True
-        if len(self.built) >= self.spec.max_chunkings:
-            return False
+        if len(self.built) >= self.spec.max_chunkings or len(self.trial_seconds) < STARTUP_TRIALS:
+            return False  # retrieval knobs first, on the indexes there are: a build costs many trials
         deadline = self.deadline()
         if deadline is None:
             return True
