@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_core.tuning.space import TuneStrategy
 
@@ -32,6 +32,12 @@ class TuneSpec(BaseModel):
     validation_share: float = Field(0.3, gt=0, lt=1)
     prune_steps: int = Field(4, ge=1, le=20, description="Question batches a trial reports (pruning checkpoints).")
     max_chunkings: int = Field(6, ge=1, le=100, description="Most distinct chunkings (indexes) one study builds.")
+
+    @model_validator(mode="after")
+    def _bounded(self) -> TuneSpec:
+        if self.minutes is None and self.trials is None:
+            raise ValueError("give a time budget (minutes) or a number of trials: a study needs an end")
+        return self
 
 
 class TuneProgress(BaseModel):

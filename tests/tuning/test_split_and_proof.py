@@ -58,3 +58,11 @@ def test_a_consistent_gain_is_significant_with_an_interval_above_zero():
 
 def test_interval_is_seeded():
     assert paired_interval([0.1, -0.2, 0.3, 0.0]) == paired_interval([0.1, -0.2, 0.3, 0.0])
+
+
+def test_a_spec_needs_an_end():
+    from rag_core.tuning import TuneSpec
+
+    with pytest.raises(ValueError, match="needs an end"):
+        TuneSpec(collection="docs", minutes=None, trials=None)
+    assert TuneSpec(collection="docs", minutes=None, trials=3).trials == 3
