@@ -7,7 +7,7 @@ import sys
 import time
 
 BENCHMARKS = ("chunkers", "embeddings", "ingest", "scifact", "latency", "golden", "agent", "docsqa", "load",
-              "pdfstructure", "drafted", "grounding", "mcp")
+              "pdfstructure", "drafted", "grounding", "mcp", "tune")
 
 
 def main(argv: list[str] | None = None) -> int:

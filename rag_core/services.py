@@ -106,3 +106,57 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
     embedder_name, dim = collection_embedder(manifest, embedder)
     instance = get_embedder(embedder_name, settings, cache_dir=embedding_cache_dir(settings), hash_dim=dim)
     return Index.open(name, settings, instance, chunking)
+
+
+def collection_documents(name: str, settings: Settings | None = None) -> list:
+    """The documents of collection ``name`` (from the document store, else the index's own copy)."""
+    from rag_core.loaders.document_store import DocumentStore
+    from rag_core.stores.collections import read_manifest
+    from rag_core.stores.vector import check_collection_name
+
+    settings = settings or get_settings()
+    check_collection_name(name)
+    if read_manifest(name, settings) is None:  # opening would create an empty collection
+        raise ValueError(f"no collection '{name}' in {settings.data_dir}: ingest some documents first "
+                         f"(python -m rag_core ingest PATH --collection {name})")
+    index = open_collection(name, settings)
+    store = DocumentStore(settings.data_dir)
+    documents = []
+    for entry in index.documents():
+        doc = store.get(entry["doc_id"]) or index.source(entry["doc_id"])
+        if doc is not None:
+            documents.append(doc)
+    if not documents:
+        raise ValueError(f"collection '{name}' holds no documents whose text is available; ingest some first")
+    return documents
+
+
+def tune_collection(spec, questions=None, *, draft: int = 0, settings: Settings | None = None, progress=None,
+                    should_stop=None):
+    """Run a tuning study (``rag_core.tuning.run_study``) on collection ``spec.collection``.
+
+    ``questions`` is a ``QuestionSet``; without one, ``draft`` questions are drafted offline from the collection's
+    documents (seeded by ``spec.seed``). The current configuration is the active one with the collection's own
+    chunking and embedder (what a search of the collection uses today), so its index is the collection itself.
+    """
+    from rag_core.activestate import active_config
+    from rag_core.stores.collections import read_manifest
+    from rag_core.tuning import TuneInputs, run_study
+
+    settings = settings or get_settings()
+    documents = collection_documents(spec.collection, settings)
+    if questions is None:
+        if draft < 1:
+            raise ValueError("give a question set, or a number of questions to draft from the collection")
+        from rag_core.evaluation.draft import draft_questions
+
+        questions = draft_questions(documents, draft, seed=spec.seed).question_set(f"drafted from {spec.collection}")
+    manifest = read_manifest(spec.collection, settings)
+    embedder, dim = collection_embedder(manifest, None)
+    update = {"embedding": {"embedder": embedder, "hash_dim": dim}}
+    if manifest and manifest.get("chunking"):
+        update["chunking"] = manifest["chunking"]
+    current = RAGConfig.model_validate({**active_config(settings).model_dump(), **update})
+    inputs = TuneInputs(questions=questions, documents=documents, current=current, open_index=open_index,
+                        settings=settings, known={current.index_key(): spec.collection}, llm=open_llm(settings))
+    return run_study(spec, inputs, progress=progress, should_stop=should_stop)

@@ -17,7 +17,7 @@ import sys
 from rag_core.errors import RagError, field_problems
 
 # Sub-command modules, each with ``register(subparsers)`` that sets ``func`` on its parser.
-COMMAND_MODULES = ("chunk_cmd", "ingest_cmd", "search_cmd", "ask_cmd", "eval_cmd", "config_cmd", "mcp_cmd")
+COMMAND_MODULES = ("chunk_cmd", "ingest_cmd", "search_cmd", "ask_cmd", "eval_cmd", "config_cmd", "mcp_cmd", "tune_cmd")
 
 
 class _Parser(argparse.ArgumentParser):

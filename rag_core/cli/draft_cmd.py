@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rag_core.evaluation.draft import KINDS, MAX_DRAFT
+from rag_core.services import collection_documents
 
 
 def register_draft(kinds) -> None:
@@ -25,29 +26,6 @@ def register_draft(kinds) -> None:
                        "evidence-span format `eval questions` reads)")
     draft.add_argument("--out", help="also write the questions to this JSONL file")
     draft.set_defaults(func=_draft)
-
-
-def collection_documents(name: str, settings) -> list:
-    """The documents of collection ``name`` (from the document store, else the index's own copy)."""
-    from rag_core.loaders.document_store import DocumentStore
-    from rag_core.services import open_collection
-    from rag_core.stores.collections import read_manifest
-    from rag_core.stores.vector import check_collection_name
-
-    check_collection_name(name)
-    if read_manifest(name, settings) is None:  # opening would create an empty collection
-        raise ValueError(f"no collection '{name}' in {settings.data_dir}: ingest some documents first "
-                         f"(python -m rag_core ingest PATH --collection {name})")
-    index = open_collection(name, settings)
-    store = DocumentStore(settings.data_dir)
-    documents = []
-    for entry in index.documents():
-        doc = store.get(entry["doc_id"]) or index.source(entry["doc_id"])
-        if doc is not None:
-            documents.append(doc)
-    if not documents:
-        raise ValueError(f"collection '{name}' holds no documents whose text is available; ingest some first")
-    return documents
 
 
 def _draft(args: argparse.Namespace) -> int:

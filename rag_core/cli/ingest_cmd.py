@@ -17,6 +17,9 @@ def register(subparsers) -> None:
     parser.add_argument("--embedder", choices=EMBEDDER_NAMES,
                         help="embedder (default: the collection's own, or minilm for a new collection)")
     parser.add_argument("--max-tokens", type=int, help="chunk max tokens (default: the collection's own, or 512)")
+    parser.add_argument("--config", metavar="SAVED",
+                        help="build with a saved configuration's chunking and embedder (see: config list); "
+                             "--max-tokens and --embedder still override")
     parser.add_argument("--force", action="store_true", help="re-index documents that are already indexed")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text lines")
     parser.set_defaults(func=run)
@@ -67,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     settings = get_settings()
     chunking = _chunking(args.max_tokens)
+    embedder = args.embedder
+    if getattr(args, "config", None):
+        from rag_core.cli.config_cmd import saved_config
+
+        saved = saved_config(args.config)
+        chunking = saved.chunking if chunking is None else saved.chunking.model_validate(
+            {**saved.chunking.model_dump(), "max_tokens": chunking.max_tokens,
+             "overlap": saved.chunking.fitted_overlap(chunking.max_tokens, saved.chunking.overlap)})
+        embedder = embedder or saved.embedding.embedder
 
     # Resolve the paths before opening (and so creating) the collection: a run that has nothing to ingest must
     # not leave an empty collection pinned to an embedder behind. A missing path is reported, the others go on.
@@ -97,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         if row["error"]:
             _report_error(row)
 
-    index = open_collection(args.collection, settings, embedder=args.embedder, chunking=chunking, create=True)
+    index = open_collection(args.collection, settings, embedder=embedder, chunking=chunking, create=True)
     docs = []
     store = DocumentStore(settings.data_dir)
     for row, path, doc_name in named:

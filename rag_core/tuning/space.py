@@ -1,0 +1,204 @@
+"""The search space of the tuner, read from ``RAGConfig``'s own fields: which fields are knobs, their ranges, pins.
+
+A knob's values come from its pydantic field: a ``Literal`` gives its choices, ``Field(ge=…, le=…)`` its bounds.
+``NARROW`` may narrow an integer or float range to a sensible sub-range (a chunk of 8,192 tokens is allowed but
+never worth a trial); the narrowed range is clamped to the field's bounds, so the bounds live in one place.
+The context token budget is never a knob: every trial is scored at the user's budget.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin
+
+import annotated_types
+from pydantic import BaseModel
+
+from rag_core.config import ChunkingConfig, RAGConfig
+
+TuneStrategy = Literal["search", "agent"]
+TUNE_STRATEGIES: tuple[str, ...] = get_args(TuneStrategy)
+
+# Which fields are knobs, by the strategy being tuned (dotted paths into RAGConfig).
+SEARCH_KNOBS = (
+    "chunking.strategy", "chunking.max_tokens", "chunking.overlap",
+    "retrieval.strategy", "retrieval.fusion", "retrieval.rrf_k", "retrieval.hybrid_weight",
+    "retrieval.section_weight", "retrieval.granularity", "retrieval.initial_k", "retrieval.max_k",
+    "retrieval.max_iterations", "retrieval.min_confidence", "retrieval.dedup_threshold",
+)
+KNOBS: dict[str, tuple[str, ...]] = {
+    "search": SEARCH_KNOBS,
+    "agent": (*SEARCH_KNOBS, "agent.max_steps", "agent.max_retrievals"),
+}
+# Sub-ranges worth a trial (clamped to the field's bounds), and the step of integer knobs whose every value costs a
+# new index (a chunk size of 300 and one of 301 are the same experiment, and each builds an index).
+NARROW: dict[str, tuple[float, float]] = {
+    "chunking.max_tokens": (128, 1024),
+    "chunking.overlap": (0, 128),
+    "retrieval.rrf_k": (1, 200),
+    "retrieval.initial_k": (1, 30),
+    "retrieval.max_k": (5, 60),
+    "retrieval.max_iterations": (1, 5),
+    "agent.max_steps": (2, 20),
+    "agent.max_retrievals": (1, 12),
+}
+STEP: dict[str, int] = {"chunking.max_tokens": 128, "chunking.overlap": 16}
+LOG_SCALE = frozenset({"retrieval.rrf_k"})
+# Knobs that only matter when another knob has a value: asked only then (so a trial never varies a dead knob).
+ACTIVE_WHEN: dict[str, tuple[str, str]] = {
+    "retrieval.rrf_k": ("retrieval.fusion", "rrf"),
+    "retrieval.hybrid_weight": ("retrieval.fusion", "weighted"),
+}
+# Never knobs: the budget is the user's, and a name is not a setting.
+FIXED = ("retrieval.token_budget", "agent.context_budget", "name")
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One tunable field: its dotted path and either its choices or its numeric range."""
+
+    path: str
+    kind: Literal["categorical", "int", "float"]
+    choices: tuple[Any, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+    step: int | None = None
+    log: bool = False
+
+    @property
+    def section(self) -> str:
+        return self.path.split(".", 1)[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kind == "categorical":
+            return {"path": self.path, "kind": self.kind, "choices": list(self.choices)}
+        return {"path": self.path, "kind": self.kind, "low": self.low, "high": self.high, "step": self.step,
+                "log": self.log}
+
+
+def _field(path: str):
+    """The pydantic ``FieldInfo`` of a dotted path of ``RAGConfig`` (ValueError naming the known sections)."""
+    model: type[BaseModel] = RAGConfig
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
+        fields = model.model_fields
+        if part not in fields:
+            known = ", ".join(sorted(fields))
+            raise ValueError(f"unknown setting '{path}': '{part}' is not one of {known}")
+        info = fields[part]
+        if depth == len(parts) - 1:
+            return info
+        model = info.annotation
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ValueError(f"unknown setting '{path}': '{part}' has no sub-settings")
+    raise ValueError(f"unknown setting '{path}'")
+
+
+def field_bounds(path: str) -> tuple[float | None, float | None]:
+    """The (ge, le) bounds a field declares with ``Field(ge=…, le=…)`` (None where it declares none)."""
+    low = high = None
+    for item in _field(path).metadata:
+        if isinstance(item, annotated_types.Ge):
+            low = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            low = item.gt
+        elif isinstance(item, annotated_types.Le):
+            high = item.le
+        elif isinstance(item, annotated_types.Lt):
+            high = item.lt
+    return low, high
+
+
+def knob(path: str) -> Knob:
+    """The knob of ``path``: choices of its ``Literal``, or its bounds narrowed by ``NARROW`` and clamped to them."""
+    info = _field(path)
+    annotation = info.annotation
+    if get_origin(annotation) is Literal:
+        return Knob(path, "categorical", choices=get_args(annotation))
+    if annotation not in (int, float):
+        raise ValueError(f"setting '{path}' is neither a choice nor a number, so it cannot be tuned")
+    low, high = field_bounds(path)
+    if low is None or high is None:
+        raise ValueError(f"setting '{path}' declares no bounds (Field(ge=..., le=...)), so it cannot be tuned")
+    narrow_low, narrow_high = NARROW.get(path, (low, high))
+    low, high = max(low, narrow_low), min(high, narrow_high)
+    kind = "int" if annotation is int else "float"
+    step = STEP.get(path) if kind == "int" else None
+    return Knob(path, kind, low=int(low) if kind == "int" else float(low), high=int(high) if kind == "int" else
+                float(high), step=step, log=path in LOG_SCALE)
+
+
+def knobs_for(strategy: str, pins: Mapping[str, Any] = ()) -> list[Knob]:
+    """The knobs of ``strategy`` (search or agent) that the user did not pin."""
+    if strategy not in KNOBS:
+        raise ValueError(f"unknown tuning strategy '{strategy}'; choose from {', '.join(TUNE_STRATEGIES)}")
+    return [knob(path) for path in KNOBS[strategy] if path not in pins]
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _resolve(name: str, strategy: str) -> str:
+    """A pin's dotted path; a bare knob name (``rrf_k``) is accepted when it names one knob."""
+    if "." in name:
+        _field(name)
+        return name
+    matches = [path for path in KNOBS.get(strategy, SEARCH_KNOBS) if path.rsplit(".", 1)[1] == name]
+    if len(matches) != 1:
+        raise ValueError(f"pin '{name}': give the dotted path of a setting, e.g. retrieval.rrf_k=60 or "
+                         f"chunking.max_tokens=256")
+    return matches[0]
+
+
+def parse_pins(items: Sequence[str], base: RAGConfig, strategy: str = "search") -> dict[str, Any]:
+    """``KEY=VALUE`` pins as {dotted path: value}, each checked by building ``base`` with it (RAGConfig's rules)."""
+    pins: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"pin '{item}' is not KEY=VALUE (e.g. retrieval.rrf_k=60)")
+        path = _resolve(name.strip(), strategy)
+        if path in FIXED:
+            raise ValueError(f"'{path}' cannot be pinned: the context budget is set once for every trial (--budget)"
+                             if path != "name" else "'name' is not a setting; use --save NAME to name the result")
+        pins[path] = _value(raw.strip())
+    apply(base, pins)  # raises the RAGConfig validation error when a pin is out of its bounds
+    return pins
+
+
+def apply(base: RAGConfig, values: Mapping[str, Any], *, budget: int | None = None, name: str | None = None
+          ) -> RAGConfig:
+    """``base`` with dotted-path ``values`` set (and the context ``budget`` on search and agent), validated.
+
+    An overlap is fitted below a quarter of the chunk size and ``max_k`` raised to ``initial_k`` (the sweep's
+    rules), so every combination of knob values is a valid configuration."""
+    data = base.model_dump()
+    for path, value in values.items():
+        section, _, leaf = path.partition(".")
+        if leaf:
+            data[section][leaf] = value
+        else:
+            data[section] = value
+    chunking, retrieval = data["chunking"], data["retrieval"]
+    chunking["overlap"] = ChunkingConfig.fitted_overlap(chunking["max_tokens"], chunking["overlap"])
+    retrieval["max_k"] = max(retrieval["max_k"], retrieval["initial_k"])
+    if budget is not None:
+        retrieval["token_budget"] = budget
+        data["agent"]["context_budget"] = budget
+    if name is not None:
+        data["name"] = name
+    return RAGConfig.model_validate(data)
+
+
+def read(config: RAGConfig, path: str) -> Any:
+    """The value of a dotted path in ``config``."""
+    value: Any = config
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
