@@ -53,6 +53,16 @@ def _check_vectors(store: VectorStore | _PendingStore, name: str, settings: Sett
         )
 
 
+def _cached_manifest(side: SideStore) -> dict[str, Any] | None:
+    """The local cache's manifest of an index whose record is on a Chroma server; a damaged one counts as none
+    (the server's replaces it)."""
+    try:
+        return side.read_manifest()
+    except IndexError_ as e:
+        log.warning("%s", e)
+        return None
+
+
 def _dim_of(embedder: Embedder, manifest: dict[str, Any] | None) -> int:
     """The embedder's vector size; for an index built with it, the manifest's, so that opening an index never
     asks an embedding endpoint (an outage then costs vector search only, not the index)."""
@@ -169,7 +179,7 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
         embedder_id = str(embedder.id)
         catalog = ServerCatalog(meta_records(settings), name)
         with lock_for(side.root):
-            cached = side.read_manifest()
+            cached = _cached_manifest(side)
             try:
                 manifest = catalog.read_manifest()
                 if manifest is None:
