@@ -22,6 +22,7 @@ from rag_core.chunking import chunk_document
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import IngestReport, Snapshot, doc_order, keyword_names, timestamp
 from rag_core.index.sync import synced_stamps
+from rag_core.loaders.load import check_text_size
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.shared import new_owner
@@ -118,6 +119,7 @@ class IndexWrites:
                 report.unchanged.append(doc.id)
                 continue
             try:
+                check_text_size(doc.name, len(doc.text), self.settings.max_document_mb)  # a bundle's, say
                 chunks = self._chunk(doc)
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)
