@@ -74,3 +74,15 @@ def test_an_in_code_beir_dataset_past_the_limit_indexes_nothing(monkeypatch):
 
     with pytest.raises(ValueError, match=r"3 judged queries; at most 2 per evaluation \(RAG_MAX_QUESTIONS\)"):
         evaluate_beir(dataset, "bm25", open_index=must_not_open)
+
+
+@pytest.mark.parametrize("text", ["x" * 5_000_000, "\r" * 1_000_000, "\r\n" * 1_000_000, "a\rb\n" * 500_000])
+def test_reading_lines_is_linear_on_any_shape(text):
+    import time
+
+    from rag_core.evaluation.questions import _lines
+
+    started = time.perf_counter()
+    lines = sum(1 for _ in _lines(text))
+    assert time.perf_counter() - started < 3.0
+    assert lines == len(text.splitlines())
