@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.load_ingest import searches_during_ingest
+from bench.load_ingest import table as during_ingest_table
 from bench.results_file import publish
 
 REPO = Path(__file__).resolve().parent.parent
@@ -242,7 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--bm25-chunks", type=int, default=100_000, help="chunks for the BM25 rebuild timing")
+    parser.add_argument("--ingest-files", type=int, default=300,
+                        help="files ingested while 8 clients search (the 'searches during an ingest' row)")
+    parser.add_argument("--only-during-ingest", action="store_true",
+                        help="run only the 'searches during an ingest' row (writes bench/results/load_ingest.md)")
     args = parser.parse_args(argv)
+    if args.only_during_ingest:
+        return _during_ingest_only(args)
     clients = [int(c) for c in args.clients.split(",") if c.strip()]
     if not (SCIFACT / "corpus.jsonl").exists():
         print(f"SciFact not found at {SCIFACT}; nothing to measure")
@@ -282,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in clients:
             rows.append({"mode": "embedded", **run_load(index, queries, args.queries, n, args.k, None)})
             print(rows[-1], flush=True)
+        during_ingest = searches_during_ingest(Path(tmp) / "during-ingest", args.embedder, max(clients),
+                                               args.ingest_files)
     bm25_s = bm25_rebuild_seconds(chunks, args.bm25_chunks)
 
     qps = {(r["mode"], r["clients"]): r["qps"] for r in rows}
@@ -320,9 +330,22 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
         "(other jobs share them, so absolute figures are pessimistic; the ratios compare like with like).",
     ]
+    lines += ["", during_ingest_table(during_ingest)]
     table = "\n".join(lines)
     print(table)
     publish("load", table)
+    return 0
+
+
+def _during_ingest_only(args) -> int:
+    """Only the row of searches during an ingest (``--only-during-ingest``)."""
+    clients = max(int(c) for c in args.clients.split(",") if c.strip())
+    with tempfile.TemporaryDirectory(prefix="rag-load-ingest-") as tmp:
+        row = searches_during_ingest(Path(tmp), args.embedder, clients, args.ingest_files)
+    text = during_ingest_table(row) + (f"\n\nMachine load average while measuring: {os.getloadavg()[0]:.1f} on "
+                                       f"{os.cpu_count()} cores (shared).")
+    print(text)
+    publish("load_ingest", text)
     return 0
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
 from rag_core.configstore import ConfigStore, default_config
+from rag_core.errors import field_problems
 from rag_core.jobs import runner_for
 from rag_core.stores.collections import delete_collection
 from rag_core.stores.records import FileRecords, RecordStore, open_records
@@ -110,14 +111,29 @@ class ActiveStore:
 
     def config(self) -> RAGConfig | None:
         """The stored active configuration; None when none was stored (or the record is unreadable)."""
-        text = self._records.get("config")
-        if text is None:
-            return None
+        config, problem = self.read_config()
+        if problem:
+            log.warning("%s", problem)
+        return config
+
+    def read_config(self) -> tuple[RAGConfig | None, str]:
+        """The stored active configuration (None when none was stored or it is unreadable) and, when it is
+        unreadable, a sentence naming where it is stored and what is wrong ("" otherwise)."""
         try:
-            return RAGConfig.model_validate_json(text)
+            text = self._records.get("config")
+        except UnicodeDecodeError as e:
+            return None, self._broken(f"not UTF-8 text: {e.reason}")
+        if text is None:
+            return None, ""
+        try:
+            return RAGConfig.model_validate_json(text), ""
         except ValidationError as e:
-            log.warning("stored active configuration unreadable (%s); using the default", e)
-            return None
+            return None, self._broken(field_problems(e, unnamed=None))
+
+    def _broken(self, why: str) -> str:
+        path = getattr(self._records, "path", None)
+        where = str(path("config")) if callable(path) else "the record 'config' of namespace 'active' on the server"
+        return f"the stored active configuration {where} is broken ({why})"
 
     def save_config(self, config: RAGConfig) -> None:
         self._records.put("config", config.model_dump_json(indent=2))

@@ -111,6 +111,7 @@ class JobRunner:
         self._work: dict[str, _Work] = {}
         self._mutex = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._shared: dict[Any, tuple[Any, JobStatus]] = {}  # status copies shared by readers (``_shared_copy``)
         self._mark_interrupted()
 
     # --- status files -------------------------------------------------------------------------------
@@ -141,11 +142,35 @@ class JobRunner:
 
     def _read(self, path: Path) -> JobStatus | None:
         try:
+            stat = path.stat()
+            key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            cached = self._shared.get(path)
+            if cached is not None and cached[0] == key:  # unchanged since it was last parsed
+                return cached[1]
             data = json.loads(path.read_text(encoding="utf-8"))
-            return _STATUS.validate_python(data)  # a wrong type ("created": 5) is refused here, not on a page
+            status = _STATUS.validate_python(data)  # a wrong type ("created": 5) is refused here, not on a page
         except (OSError, ValueError, TypeError, ValidationError) as e:
             log.warning("unreadable job status %s (%s); ignoring it", path, e)
             return None
+        self._remember(path, key, status)
+        return status
+
+    def _shared_copy(self, work: _Work) -> JobStatus:
+        """A running job's status as last saved (at most every ``_SAVE_EVERY_S``), copied once per save and
+        shared by every reader: many sessions polling a 300-file ingest each second copy it once, not once each.
+        Readers must not change it. Called with ``_mutex`` held."""
+        key = (work.saved_at, work.status.state)
+        cached = self._shared.get(work.status.id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        status = JobStatus.from_dict(work.status.to_dict())
+        self._remember(work.status.id, key, status)
+        return status
+
+    def _remember(self, name: Any, key: Any, status: JobStatus) -> None:
+        if len(self._shared) > 4 * KEEP_JOBS:  # bounded: files pruned and jobs ended since are forgotten
+            self._shared.clear()
+        self._shared[name] = (key, status)
 
     def _mark_interrupted(self) -> None:
         """Jobs another (dead) process left queued or running can never finish: say so."""
@@ -165,7 +190,7 @@ class JobRunner:
         with self._mutex:
             work = self._work.get(job_id)
             if work is not None:
-                return JobStatus.from_dict(work.status.to_dict())  # a copy: the worker keeps changing its own
+                return self._shared_copy(work)  # a copy: the worker keeps changing its own
         path = self._path(job_id)
         return self._read(path) if path.exists() else None
 
@@ -176,12 +201,12 @@ class JobRunner:
         with self._mutex:
             for job_id in list(found):
                 if job_id in self._work:
-                    found[job_id] = JobStatus.from_dict(self._work[job_id].status.to_dict())
+                    found[job_id] = self._shared_copy(self._work[job_id])
         return sorted(found.values(), key=lambda s: (s.created, s.id), reverse=True)[:limit]
 
     def active(self) -> list[JobStatus]:
         with self._mutex:
-            return [JobStatus.from_dict(w.status.to_dict()) for w in self._work.values() if w.status.active]
+            return [self._shared_copy(w) for w in self._work.values() if w.status.active]
 
     # --- control ------------------------------------------------------------------------------------
     def cancel(self, job_id: str) -> bool:
@@ -245,6 +270,7 @@ class JobRunner:
         return submitted
 
     def _loop(self) -> None:
+        lower_priority()
         while True:
             try:
                 work = self._queue.get(timeout=5.0)
@@ -493,6 +519,23 @@ def _record_throughput(runner: JobRunner, index, files: list[FileStatus], second
 
 _runners: dict[Path, JobRunner] = {}
 _runners_lock = threading.Lock()
+
+
+WORKER_NICENESS = 10  # added to the job thread's nice value: searches of the open sessions go first
+
+
+def lower_priority(increment: int = WORKER_NICENESS) -> None:
+    """Run the calling thread (and the threads it starts: ONNX, Chroma) at a lower CPU priority. On Linux each
+    thread has its own nice value; elsewhere this lowers the whole process, which is left as it is."""
+    if not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
+        return
+    try:
+        tid = threading.get_native_id()
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        if tid != os.getpid():  # a thread of its own: lowering it leaves the app's request threads as they are
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, current + increment))
+    except OSError as e:  # not permitted (a sandbox): jobs run at normal priority
+        log.info("could not lower the job thread's priority (%s)", e)
 
 
 def runner_for(data_dir: str | os.PathLike) -> JobRunner:

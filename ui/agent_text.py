@@ -10,7 +10,7 @@ import re
 
 from ui.safe_text import links_as_text, md_escape, safe_markdown
 
-CHUNK_REF = re.compile(r"\[([0-9a-f]{16})\]")
+CHUNK_REF = re.compile(r"\[((?:web-)?[0-9a-f]{16})\]")  # a chunk of the index, or a web result (``web-…``)
 GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
                      "document": "whole documents"}
 
@@ -71,14 +71,26 @@ def raw_call(step) -> str:
     return f"{step.tool}({args})"
 
 
-def readable_answer(text: str, index) -> str:
+def readable_answer(text: str, index, hits=()) -> str:
     """``text`` with each ``[chunk id]`` reference replaced by ``[document › heading]`` and the links of quoted
     passages read as their text, drawn by the one rule for untrusted text (``ui.safe_text.safe_markdown``: no images,
-    raw HTML or odd links)."""
-    named = CHUNK_REF.sub(lambda m: f"[{chunk_name(index, m.group(1))}]"
-                          if index is not None and index.get(m.group(1)) is not None else m.group(0),
-                          links_as_text(text, inline=False))
-    return safe_markdown(named)
+    raw HTML or odd links). A web result (not in the index) is named from ``hits``, the answer's context: its site
+    and title, or ``web result`` when it is not among them; no raw marker is left."""
+    web = {h.chunk.id: h for h in hits if h.chunk.id.startswith("web-")}
+
+    def name(match: re.Match) -> str:
+        chunk_id = match.group(1)
+        if chunk_id.startswith("web-"):
+            hit = web.get(chunk_id)
+            if hit is None:
+                return "[web result]"
+            title = hit.chunk.heading_path[-1] if hit.chunk.heading_path else ""
+            return f"[{hit.source_name} › {title}]" if title else f"[{hit.source_name or 'web result'}]"
+        if index is not None and index.get(chunk_id) is not None:
+            return f"[{chunk_name(index, chunk_id)}]"
+        return match.group(0)
+
+    return safe_markdown(CHUNK_REF.sub(name, links_as_text(text, inline=False)))
 
 
 def citation_label(source_name: str, heading: str, limit: int = 32) -> tuple[str, str]:

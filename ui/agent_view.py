@@ -122,7 +122,7 @@ def chunk_buttons(hits, turn: int, key: str, prefix: str = "", note: str = "") -
             label, full = agent_text.citation_label(hit.source_name, hit.chunk.heading)
             if st.button(f"{prefix}{label}", key=f"{key}-{turn}-{chunk_id}",
                          help=f"{note}{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
-                explorer_link.open_chunk(hit.chunk.doc_id, chunk_id)  # on Source, with the index's settings
+                explorer_link.open_hit(hit)  # on Source, with the index's settings (a web result: its address)
 
 
 def render_answer(result: AgentResult, turn: int, index) -> None:
@@ -139,7 +139,8 @@ def render_answer(result: AgentResult, turn: int, index) -> None:
         agent_grounding_view.render_not_grounded(result)
     agent_plan_view.render_plan(result, index)
     if found:
-        st.markdown(agent_text.readable_answer(result.answer, index))  # sources named; no images, HTML or odd links
+        # sources named (web results too); no images, HTML or odd links
+        st.markdown(agent_text.readable_answer(result.answer, index, result.context_hits))
         by_id = {h.chunk.id: h for h in result.context_hits}
         cited, attributed = agent_grounding_view.split_citations(result)
         chunk_buttons([by_id[c] for c in cited], turn, "cite", prefix=":material/attach_file: ")
@@ -190,7 +191,7 @@ def render_one_shot(question: str, result, index, coverage: list[dict] | None = 
     from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 
     answer = extractive_answer(question, result.hits).text.replace(EXTRACTIVE_NOTE, "*Extractive answer:*")
-    st.markdown(agent_text.readable_answer(answer, index))
+    st.markdown(agent_text.readable_answer(answer, index, result.hits))
     parts_box = st.container()
     if coverage is not None:
         with parts_box:

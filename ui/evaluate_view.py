@@ -3,6 +3,8 @@ charts and per-question drill-down (``views/evaluate.py`` lays them out)."""
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from rag_core.config import RAGConfig
@@ -17,6 +19,7 @@ RUN_KEY, SWEEP_KEY, ACTIVE = "eval_run_id", "eval_sweep_id", "(active configurat
 RESULTS_TAB = ":material/emoji_events: Results"  # the guided demo opens the page on it
 SOURCES = ["Built-in golden set", "Upload CSV/JSONL", "BEIR folder", "Saved question sets"]
 SOURCE_KEY, UPLOADED_KEY = "eval_source", "eval_uploaded_set"  # UPLOADED_KEY: (file name, parsed question set)
+PARSED_KEY = "eval_upload_parsed"  # ((file name, SHA-256 of its bytes), question set or the refusal)
 BREAKDOWN_METRICS = (*QUALITY_METRICS, *NOT_FOUND_METRICS)
 METRIC_HELP = {
     "complete": "Share of answerable questions with every evidence place (every answer target) in the retrieved "
@@ -71,6 +74,28 @@ def form_from_running_job():
     return job
 
 
+def _parse_once(parse, name: str, data: bytes):
+    """``parse(name, data)``, once per distinct file (keyed by its bytes' SHA-256): a rerun reuses the question set,
+    or raises the same refusal again, without parsing the file anew."""
+    key = (name, hashlib.sha256(data).hexdigest())
+    memo = st.session_state.get(PARSED_KEY)
+    if memo is None or memo[0] != key:
+        try:
+            memo = (key, parse(name, data))
+        except Exception as e:  # kept to be raised again; without tracebacks, whose frames hold the file's bytes
+            cause: BaseException | None = e
+            seen: set[int] = set()
+            while cause is not None and id(cause) not in seen:
+                seen.add(id(cause))
+                cause.__traceback__ = None
+                cause = cause.__cause__ or cause.__context__
+            memo = (key, e)
+        st.session_state[PARSED_KEY] = memo
+    if isinstance(memo[1], Exception):
+        raise memo[1]
+    return memo[1]
+
+
 def pick_question_set():
     from rag_core.evaluation.questions import load_golden, parse_upload
 
@@ -94,7 +119,7 @@ def pick_question_set():
                 st.caption(f"Using **{md_escape(name)}**, uploaded earlier in this session; upload another file "
                            "to replace it.")
             return kept
-        parsed = state.guarded(lambda: parse_upload(upload.name, upload.getvalue()), "Question file")
+        parsed = state.guarded(lambda: _parse_once(parse_upload, upload.name, upload.getvalue()), "Question file")
         if parsed is not None:
             st.session_state[UPLOADED_KEY] = (upload.name, parsed)
         return parsed

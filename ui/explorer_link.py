@@ -19,6 +19,7 @@ from streamlit.errors import StreamlitAPIException
 from rag_core.config import ChunkingConfig
 from rag_core.types import CHUNKING_STRATEGIES
 from ui import state
+from ui.safe_text import md_escape
 
 log = logging.getLogger(__name__)
 APPLIED_KEY = "explorer_link_applied"  # the link last applied in this session (applied once)
@@ -90,6 +91,17 @@ def open_chunk(doc_id: str, chunk_id: str, chunking: ChunkingConfig | None = Non
         st.info(f"Open the Chunk Explorer: chunk `{chunk_id}` is pre-selected there.")
         st.session_state[state.PREFILL_KEY] = {"page": "explorer", "doc_id": doc_id, "chunk_id": chunk_id,
                                                "chunking": link.chunking}
+
+
+def open_hit(hit) -> None:
+    """The Chunk Explorer on a hit's chunk; a web result is no stored document: its address is shown (as text)
+    instead of opening an unrelated document."""
+    if hit.chunk.doc_id.startswith("web:") or not _ID.fullmatch(hit.chunk.doc_id):
+        url = str((hit.chunk.metadata or {}).get("url", ""))
+        st.info(f"A web result, not a stored document: {md_escape(url or hit.chunk.doc_id)}. The Chunk Explorer "
+                "shows the stored documents only; copy the address into your browser to read the page.")
+        return
+    open_chunk(hit.chunk.doc_id, hit.chunk.id)
 
 
 def take(prefill: dict) -> ChunkLink | None:

@@ -165,8 +165,7 @@ def _open_hit(result) -> None:
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     number = left.selectbox("See a hit in its document", list(labels), format_func=labels.get, key="lab_open_hit")
     if right.button("Open in Chunk Explorer", key="lab_open_hit_button", width="stretch") and number in labels:
-        hit = result.hits[number - 1]
-        explorer_link.open_chunk(hit.chunk.doc_id, hit.chunk.id)
+        explorer_link.open_hit(result.hits[number - 1])
 
 
 def render_result(result, engineer: bool = False) -> None:

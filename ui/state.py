@@ -23,6 +23,7 @@ from ui.safe_text import md_escape, md_inert
 log = logging.getLogger(__name__)
 
 ACTIVE_CONFIG_KEY = "active_config"
+ACTIVE_PROBLEM_KEY = "active_config_problem"  # why the stored active configuration could not be used
 # Cross-page pre-fills, set by ``goto`` and read (then cleared) by the target page.
 PREFILL_KEY = "prefill"
 # ``persist_state=KEEP`` on a keyed widget: its value survives visits to other pages for the whole session
@@ -139,10 +140,17 @@ def active_config() -> RAGConfig:
     """The active configuration, the same for every session and instance (stored; survives a restart); before
     one is stored, the session's (set by a test) or the saved ``default``."""
     try:
-        stored = active_store().config()
+        stored, problem = active_store().read_config()
     except Exception as e:  # the server holding it is down: this session's copy still works
         log.warning("active configuration unreadable (%s); using this session's", e)
-        stored = None
+        stored, problem = None, ""
+    if problem:  # said on every page (``config_badge``), not replaced by the defaults without a word
+        if not str(st.session_state.get(ACTIVE_PROBLEM_KEY, "")).startswith(problem):
+            instead = "this session's last one" if ACTIVE_CONFIG_KEY in st.session_state else "the defaults"
+            st.session_state[ACTIVE_PROBLEM_KEY] = (f"{problem}. In use instead: {instead}; applying a "
+                                                    "configuration (Use these settings) stores a new one.")
+    else:
+        st.session_state.pop(ACTIVE_PROBLEM_KEY, None)
     if stored is not None:
         st.session_state[ACTIVE_CONFIG_KEY] = stored
     elif ACTIVE_CONFIG_KEY not in st.session_state:
@@ -218,6 +226,9 @@ def config_badge(where=st.sidebar) -> None:
         f"**Active config:** `{config.name}`{status} · {config.chunking.strategy} {config.chunking.max_tokens} tok · "
         f"{config.embedding.embedder} · {r.strategy} k={r.initial_k}→{r.max_k} · agent {config.agent.policy}"
     )
+    problem = st.session_state.get(ACTIVE_PROBLEM_KEY)
+    if problem:
+        where.warning(md_inert(problem))
     where.caption(index_line(config))
     s = settings()
     if s.llm_configured:

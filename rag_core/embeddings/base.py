@@ -31,6 +31,13 @@ class Embedder(Protocol):
         ...
 
 
+def assume_dim(embedder: object, dim: object) -> None:
+    """Tell ``embedder`` its vector size when it learns it by asking a server (``OpenAIEmbedder``); others ignore it."""
+    assume = getattr(embedder, "assume_dim", None)
+    if callable(assume) and isinstance(dim, int) and not isinstance(dim, bool):
+        assume(dim)
+
+
 def check_texts(texts: Sequence[str]) -> list[str]:
     """``texts`` as a list of str, or a ``ValueError`` saying which item is not a string."""
     if isinstance(texts, str):

@@ -19,6 +19,7 @@ from filelock import FileLock, Timeout
 
 from rag_core.embeddings.base import (
     Embedder,
+    assume_dim,
     check_query_text,
     documents_checked,
     report,
@@ -104,6 +105,10 @@ class CachedEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+    def assume_dim(self, dim: int) -> None:
+        """Pass a known vector size (an index manifest's) to the inner embedder, when it can take one."""
+        assume_dim(self.inner, dim)
 
     @property
     def max_tokens(self) -> int | None:

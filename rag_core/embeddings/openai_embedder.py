@@ -31,6 +31,9 @@ MAX_RETRIES = 4
 BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 TIMEOUT_S = 60.0
+# After the endpoint proved unreachable, requests fail at once for this long instead of retrying again: during an
+# outage every search falls back to keyword search without first waiting out the backoff.
+OUTAGE_HOLD_S = 15.0
 # Dimensions of well-known models, so ``dim`` is known without a request; others are probed once.
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
@@ -60,6 +63,8 @@ class OpenAIEmbedder:
         max_backoff_s: float = MAX_BACKOFF_S,
         timeout_s: float = TIMEOUT_S,
         sleep: Callable[[float], None] = time.sleep,
+        outage_hold_s: float = OUTAGE_HOLD_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not model:
             raise EmbeddingError("no embedding model is set: set RAG_EMBED_MODEL (e.g. text-embedding-3-small)")
@@ -78,6 +83,9 @@ class OpenAIEmbedder:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self._sleep = sleep
+        self.outage_hold_s = outage_hold_s
+        self._clock = clock
+        self._outage: tuple[float, str] | None = None  # (until when, why) after the endpoint proved unreachable
         self.id = "openai-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model)
         # Local servers (Ollama, vLLM) accept any key, but the client insists on one.
         self._client = openai.OpenAI(
@@ -96,6 +104,13 @@ class OpenAIEmbedder:
             )
         return cls(base_url, settings.embed_model, settings.embed_api_key, **kwargs)
 
+    def assume_dim(self, dim: int) -> None:
+        """Take ``dim`` (an index manifest's) as the vector size when it is not known yet, so opening an index
+        needs no request: a collection opens, and answers keyword searches, while the endpoint is down."""
+        with self._dim_lock:
+            if self._dim is None and int(dim) > 0:
+                self._dim = int(dim)
+
     @property
     def dim(self) -> int:
         with self._dim_lock:
@@ -108,6 +123,7 @@ class OpenAIEmbedder:
         openai = self._openai
         # Most servers reject empty input; a single space embeds as "no content".
         inputs = [text if text.strip() else " " for text in texts]
+        self._check_outage()
         attempt = 0
         while True:
             try:
@@ -129,7 +145,10 @@ class OpenAIEmbedder:
             except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as e:
                 # InternalServerError covers every 5xx; APIConnectionError covers refused connections and timeouts.
                 if attempt >= self.max_retries:
-                    raise EmbeddingError(self._give_up_message(e, attempt + 1)) from e
+                    message = self._give_up_message(e, attempt + 1)
+                    if isinstance(e, openai.APIConnectionError):
+                        self._outage = (self._clock() + self.outage_hold_s, message)
+                    raise EmbeddingError(message) from e
                 delay = _retry_after_s(e) if isinstance(e, openai.RateLimitError) else None
                 if delay is None:
                     delay = self.backoff_s * (2**attempt)
@@ -141,6 +160,7 @@ class OpenAIEmbedder:
                 ) from e
             except openai.OpenAIError as e:
                 raise EmbeddingError(f"the embeddings endpoint {self.base_url} failed: {e}") from e
+        self._outage = None
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(inputs):
             raise EmbeddingError(
@@ -159,6 +179,14 @@ class OpenAIEmbedder:
                 "infinite values; nothing was cached or indexed, retry when the endpoint is healthy"
             )
         return vectors
+
+    def _check_outage(self) -> None:
+        """Fail at once while a recent outage holds (see ``OUTAGE_HOLD_S``); the next request after it tries again."""
+        outage = self._outage
+        if outage is not None:
+            remaining = outage[0] - self._clock()
+            if remaining > 0:
+                raise EmbeddingError(f"{outage[1]} (not retried for another {remaining:.0f} s)")
 
     def _give_up_message(self, error: Exception, attempts: int) -> str:
         openai = self._openai

@@ -162,6 +162,10 @@ def evaluate_beir(dataset: BeirDataset, retriever: str = "bm25", k: int = 10, em
     the corpus is indexed with ``open_index`` (as in ``open_beir_index``).
     """
     check_options(retriever, fusion)
+    limit = (settings or get_settings()).max_questions
+    if len(dataset.queries) > limit:  # a dataset built in code: refused before any indexing or search
+        raise ValueError(f"{dataset.name}: {len(dataset.queries):,} judged queries; at most {limit:,} per "
+                         "evaluation (RAG_MAX_QUESTIONS)")
     embedder = embedder or ("hash" if retriever == "bm25" else "minilm")
     if index is None:
         if open_index is None:

@@ -11,10 +11,9 @@ it has nothing to find, and a system passes it by saying it found nothing.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,17 +239,39 @@ def json_object_line(line: str, where: str) -> dict[str, Any]:
 
 def parse_jsonl(text: str, name: str = "questions.jsonl") -> list[Question]:
     """One JSON object per line; blank lines are skipped. Errors name the line and the field."""
-    rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        rows.append((f"line {line_no}", json_object_line(line, f"{name} line {line_no}")))
-    return _build(rows, name)
+    def rows() -> Iterator[tuple[str, dict[str, Any]]]:
+        for line_no, line in enumerate(_lines(text), start=1):
+            if line.strip():
+                yield f"line {line_no}", json_object_line(line, f"{name} line {line_no}")
+
+    return _build(_at_most(rows(), name), name)
+
+
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n)|([^\r\n]+)\Z")
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, one at a time (no copy of the whole text), each CRLF or CR ending read as ``\\n``
+    (universal newlines, as a text file reads)."""
+    for match in _LINE.finditer(text):
+        yield match.group(1) + "\n" if match.group(2) else match.group(3)
+
+
+def _at_most(rows: Iterable[tuple[str, dict[str, Any]]], name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The rows, read one at a time and refused at the first beyond ``RAG_MAX_QUESTIONS`` (the rest is not read)."""
+    limit = get_settings().max_questions
+    kept: list[tuple[str, dict[str, Any]]] = []
+    for where, row in rows:
+        if len(kept) >= limit:
+            raise ValueError(f"{name}: more than {limit:,} questions (stopped reading at {where}); at most "
+                             f"{limit:,} per set (RAG_MAX_QUESTIONS)")
+        kept.append((where, row))
+    return kept
 
 
 def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
     """A header row then one question per row. ``answer_texts`` may hold a JSON list or ``|``-separated texts."""
-    reader = csv.DictReader(io.StringIO(text, newline=None))  # None: CR-only lines (old Mac Excel) read as lines
+    reader = csv.DictReader(_lines(text))  # CR-only lines (old Mac Excel) read as lines
     try:
         return _csv_rows(reader, name)
     except csv.Error as e:  # a field over the csv module's limit, a stray quote
@@ -260,14 +281,14 @@ def parse_csv(text: str, name: str = "questions.csv") -> list[Question]:
 def _csv_rows(reader: csv.DictReader, name: str) -> list[Question]:
     if not reader.fieldnames:
         raise ValueError(f"{name}: no header row; the first row must name the columns (question, answer_text, ...)")
-    rows = []
-    for row in reader:
-        if None in row:
-            raise ValueError(f"{name} row {reader.line_num}: more values than columns in the header")
-        if not any((v or "").strip() for v in row.values()):
-            continue
-        rows.append((f"row {reader.line_num}", {k: v for k, v in row.items() if v is not None and v.strip() != ""}))
-    return _build(rows, name)
+    def rows() -> Iterator[tuple[str, dict[str, Any]]]:
+        for row in reader:
+            if None in row:
+                raise ValueError(f"{name} row {reader.line_num}: more values than columns in the header")
+            if any((v or "").strip() for v in row.values()):
+                yield f"row {reader.line_num}", {k: v for k, v in row.items() if v is not None and v.strip() != ""}
+
+    return _build(_at_most(rows(), name), name)
 
 
 def _build(rows: Sequence[tuple[str, dict[str, Any]]], name: str) -> list[Question]:
@@ -432,15 +453,11 @@ def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
         raise ValueError(f"BEIR folder {folder} lacks {', '.join(missing)} (expected corpus.jsonl, queries.jsonl, "
                          f"qrels/{split}.tsv)")
     qrels = _read_qrels(paths["qrels"])
+    queries = _judged_queries(paths["queries"], qrels)  # before the corpus: a refusal costs no corpus read
     corpus: dict[str, tuple[str, str]] = {}
     for where, row in _jsonl_rows(paths["corpus"]):
         doc_id = _required_id(row, where)
         corpus[doc_id] = (str(row.get("title") or ""), str(row.get("text") or ""))
-    queries: dict[str, str] = {}
-    for where, row in _jsonl_rows(paths["queries"]):
-        qid = _required_id(row, where)
-        if qid in qrels:
-            queries[qid] = str(row.get("text") or "")
     if not corpus:
         raise ValueError(f"{paths['corpus']}: the corpus is empty")
     unknown = sorted(qid for qid in qrels if qid not in queries)
@@ -449,6 +466,20 @@ def load_beir(folder: Path | str, split: str = "test") -> BeirDataset:
     for qid in unknown:
         del qrels[qid]
     return BeirDataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, path=str(folder.resolve()))
+
+
+def _judged_queries(path: Path, qrels: dict[str, dict[str, int]]) -> dict[str, str]:
+    """Query id → text of the judged queries, read until more than ``RAG_MAX_QUESTIONS`` are found (refused)."""
+    limit = get_settings().max_questions
+    queries: dict[str, str] = {}
+    for where, row in _jsonl_rows(path):
+        qid = _required_id(row, where)
+        if qid in qrels:
+            if qid not in queries and len(queries) >= limit:
+                raise ValueError(f"{where}: more than {limit:,} judged queries (stopped reading there); at most "
+                                 f"{limit:,} per evaluation (RAG_MAX_QUESTIONS)")
+            queries[qid] = str(row.get("text") or "")
+    return queries
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:

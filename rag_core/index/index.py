@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.config import ChunkingConfig, Settings
-from rag_core.embeddings.base import Embedder
+from rag_core.embeddings.base import Embedder, assume_dim
 from rag_core.errors import IndexError_
 from rag_core.index.model import Chunker, Snapshot, built_with, timestamp
 from rag_core.index.reads import IndexReads
@@ -51,6 +51,24 @@ def _check_vectors(store: VectorStore | _PendingStore, name: str, settings: Sett
             f"collection {name!r} on {describe(settings)} holds {stored_meta['embedder_id']} vectors, "
             f"not {embedder_id}; use another collection name"
         )
+
+
+def _cached_manifest(side: SideStore) -> dict[str, Any] | None:
+    """The local cache's manifest of an index whose record is on a Chroma server; a damaged one counts as none
+    (the server's replaces it)."""
+    try:
+        return side.read_manifest()
+    except IndexError_ as e:
+        log.warning("%s", e)
+        return None
+
+
+def _dim_of(embedder: Embedder, manifest: dict[str, Any] | None) -> int:
+    """The embedder's vector size; for an index built with it, the manifest's, so that opening an index never
+    asks an embedding endpoint (an outage then costs vector search only, not the index)."""
+    if manifest is not None and manifest.get("embedder_id") == str(embedder.id):
+        assume_dim(embedder, manifest.get("dim"))
+    return int(embedder.dim)
 
 
 class _PendingStore:
@@ -112,10 +130,11 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
         existed = side.root.exists()
         side.ensure()
-        embedder_id, dim = str(embedder.id), int(embedder.dim)
+        embedder_id = str(embedder.id)
         created = False
         with lock_for(side.root):
             manifest = side.read_manifest()
+            dim = _dim_of(embedder, manifest)
             if manifest is None:
                 with side.write_lock():
                     manifest = side.read_manifest()  # another process may have created it meanwhile
@@ -157,14 +176,15 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
         existed = side.root.exists()
         side.ensure()
-        embedder_id, dim = str(embedder.id), int(embedder.dim)
+        embedder_id = str(embedder.id)
         catalog = ServerCatalog(meta_records(settings), name)
         with lock_for(side.root):
-            cached = side.read_manifest()
+            cached = _cached_manifest(side)
             try:
                 manifest = catalog.read_manifest()
                 if manifest is None:
-                    manifest = cls._create_shared(catalog, settings, name, embedder_id, dim, chunking, cached)
+                    manifest = cls._create_shared(catalog, settings, name, embedder_id, _dim_of(embedder, None),
+                                                  chunking, cached)
             except IndexError_:
                 if not cached or not cached.get("documents"):
                     if not existed:
@@ -174,6 +194,7 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
                 # the server; the cache catches up on the first check after the server is back.
                 log.warning("Chroma server unreachable: index %r answers from its local cache", name)
                 manifest = None
+            dim = _dim_of(embedder, manifest or cached)
             chunking = built_with(name, manifest or cached, embedder_id, dim, chunking)
             metadata = {"embedder_id": embedder_id, "dim": dim, "chunking": chunking.model_dump_json(),
                         "created": (manifest or cached).get("created", timestamp())}

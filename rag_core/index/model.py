@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from rag_core.config import ChunkingConfig
 from rag_core.errors import IndexError_
 from rag_core.stores.keyword import KeywordIndex
@@ -80,7 +82,11 @@ def built_with(name: str, manifest: dict[str, Any], embedder_id: str, dim: int,
             f"index {name!r} was built with embedder {manifest['embedder_id']} ({manifest['dim']} dims), "
             f"not {embedder_id} ({dim} dims); open it with that embedder or use another collection"
         )
-    stored = ChunkingConfig.model_validate(manifest["chunking"])
+    try:
+        stored = ChunkingConfig.model_validate(manifest["chunking"])
+    except ValidationError as e:
+        raise IndexError_(f"index {name!r}: the chunking in its manifest is invalid ({e.error_count()} problem(s): "
+                          f"{e.errors()[0]['msg']}); delete the index and ingest its documents again") from e
     # Compared as values: after Streamlit re-imports a changed module, the two may be of two copies of the class
     # (pydantic's == then says they differ, and the message showed two identical settings).
     if chunking is not None and chunking.model_dump() != stored.model_dump():

@@ -136,7 +136,10 @@ class IndexSync:
         with self._lock, file_lock as free:
             if not free or _same_version(self._snapshot.manifest, manifest):
                 return self._snapshot
-            cached = self._side.read_manifest() or {}
+            try:
+                cached = self._side.read_manifest() or {}
+            except IndexError_:  # a damaged cache: the server's manifest replaces it below
+                cached = {}
             if _same_version(cached, manifest):  # another process of this data directory pulled it already
                 self._snapshot = self._load()
                 return self._snapshot

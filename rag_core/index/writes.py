@@ -23,6 +23,7 @@ from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import IngestReport, Snapshot, doc_order, keyword_names, timestamp
 from rag_core.index.progress import FileEvent, FileEvents, FileProgress
 from rag_core.index.sync import synced_stamps
+from rag_core.loaders.load import check_text_size
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.shared import new_owner
@@ -124,6 +125,7 @@ class IndexWrites:
                 continue
             tell(FileEvent(doc.id, "chunking"))
             try:
+                check_text_size(doc.name, len(doc.text), self.settings.max_document_mb)  # a bundle's, say
                 chunks = self._chunk(doc)
             except (RagError, ValueError) as e:
                 report.errors[doc.name] = str(e)

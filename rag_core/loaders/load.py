@@ -99,6 +99,15 @@ def _too_large(name: str, size: int, max_bytes: int) -> LoadError:
                      "per file (RAG_MAX_UPLOAD_MB); split it or raise the limit.")
 
 
+def check_text_size(name: str, chars: int, max_document_mb: float) -> None:
+    """Refuse a document whose text is longer than ``max_document_mb`` million characters (before it is chunked:
+    chunking and indexing hold several copies of the text, which is what this limit bounds)."""
+    if chars > max_document_mb * 1_000_000:
+        raise LoadError(f"{name}: holds {chars / 1e6:.1f} million characters of text, over the limit of "
+                        f"{max_document_mb:g} million per document (RAG_MAX_DOCUMENT_MB); split it or raise the "
+                        "limit.")
+
+
 def _markdown(name: str, text: str) -> Converted:
     """Markdown whose YAML front matter becomes metadata (its scalar values, ``title`` included).
 
@@ -168,6 +177,7 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
             converted = _markdown(name, text)
         else:
             converted = Converted(text)
+    check_text_size(name, len(converted.text), _settings().max_document_mb)
     check_headings(name, converted.text[converted.metadata.get("front_matter_chars", 0):], _settings().max_headings)
     metadata.update(converted.metadata)
     warnings.extend(converted.warnings)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_core.config import RetrievalConfig, Settings
-from rag_core.errors import IndexError_
+from rag_core.errors import EmbeddingError, IndexError_
 from rag_core.index import Filters
 from rag_core.index.protocol import SearchIndex
 from rag_core.retrieval.confidence import calibrate_confidence, result_confidence
@@ -302,9 +302,7 @@ class Retriever:
             iterations = self._gated(strategy, strategy_reason, search_query, config, intent.chunk_types, exclude)
         hits = iterations[-1].hits
         previous = list(self.index.get_many(exclude)) if exclude else []
-        embed = self.index.embed_texts
-        kept, report = dedup_hits(hits, embed, config.dedup_threshold, previous=previous) if hits else (
-            [], DedupReport(threshold=config.dedup_threshold))
+        kept, report = _dedup(hits, self.index, config.dedup_threshold, previous)
         context = format_context(kept, budget=config.token_budget)
         return RetrievalResult(
             query=query, rewritten_query=search_query, intent=intent.name, intent_reason=intent.reason,
@@ -324,11 +322,12 @@ class Retriever:
             tick = time.perf_counter()
             try:
                 found = self.search(strategy, query, k, plan.filters(), exclude, config)
-            except IndexError_ as e:
+            except (IndexError_, EmbeddingError) as e:
                 if strategy == "keyword":
                     raise
-                # The vector store is unreachable (a Chroma server down): BM25 and the chunks are local, so
-                # the question is still answered, by keyword search, and the trace says why.
+                # The vector store or the embedding endpoint is unreachable (a Chroma server or an embedding
+                # server down): BM25 and the chunks are local, so the question is still answered, by keyword
+                # search, and the trace says why.
                 strategy, reason = "keyword", f"{reason}; vector search unavailable ({e}), answered by keyword search"
                 vectors_down = True
                 found = self.search(strategy, query, k, plan.filters(), exclude, config)
@@ -414,6 +413,17 @@ def same_place(chunk: Chunk, better: Iterable[Chunk]) -> Chunk | None:
             if overlap >= SAME_PLACE_OVERLAP * min(size, max(other.end - other.start, 1)):
                 return other
     return None
+
+
+def _dedup(hits: list[Hit], index: SearchIndex, threshold: float, previous: list[Chunk],
+           ) -> tuple[list[Hit], DedupReport]:
+    """De-duplicated hits; with the embedding endpoint down, by containment only (the keyword answer stands)."""
+    if not hits:
+        return [], DedupReport(threshold=threshold)
+    try:
+        return dedup_hits(hits, index.embed_texts, threshold, previous=previous)
+    except EmbeddingError:
+        return dedup_hits(hits, None, threshold, previous=previous)
 
 
 def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:

@@ -121,7 +121,12 @@ def list_collections(settings: Settings) -> list[dict[str, Any]]:
         return sorted(rows.values(), key=lambda r: r["name"])
     if root.is_dir():
         for directory in sorted(root.iterdir()):
-            manifest = SideStore(directory).read_manifest()
+            try:
+                manifest = SideStore(directory).read_manifest()
+            except IndexError_ as e:  # listed, with what is wrong, so that it can be found and deleted
+                rows[directory.name] = {"name": directory.name, "embedder_id": None, "dim": None, "documents": 0,
+                                        "chunks": 0, "damaged": str(e)}
+                continue
             if manifest is None:
                 continue
             rows[directory.name] = _manifest_row(directory.name, manifest)

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rag_core.errors import IndexError_
 from rag_core.types import Chunk
 
 MANIFEST_VERSION = 1
@@ -46,6 +47,30 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.close(directory)
 
 
+def manifest_problem(manifest: object) -> str:
+    """What makes ``manifest`` unusable as an index manifest ("" when nothing does)."""
+    if not isinstance(manifest, dict):
+        return f"expected a JSON object, got {type(manifest).__name__}"
+    if not isinstance(manifest.get("embedder_id"), str) or not manifest["embedder_id"]:
+        return "field 'embedder_id' is missing or not a string"
+    dim = manifest.get("dim")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        return "field 'dim' is missing or not a whole number ≥ 1"
+    if not isinstance(manifest.get("chunking"), dict):
+        return "field 'chunking' is missing or not an object"
+    if not isinstance(manifest.get("documents", {}), dict):
+        return "field 'documents' is not an object"
+    generation = manifest.get("generation", 0)
+    if isinstance(generation, bool) or not isinstance(generation, int):
+        return "field 'generation' is not a whole number"
+    return ""
+
+
+def damaged_manifest(path: Path, why: str) -> IndexError_:
+    return IndexError_(f"the index manifest {path} is damaged ({why}); delete the folder {path.parent} and "
+                       "ingest its documents again")
+
+
 class SideStore:
     """Files of one index; all methods are plain file operations (the caller holds the locks)."""
 
@@ -60,10 +85,19 @@ class SideStore:
 
     # --- manifest -----------------------------------------------------------------------------------
     def read_manifest(self) -> dict[str, Any] | None:
+        """The committed manifest, None when there is none; a damaged one (truncated, not JSON, fields missing or
+        of the wrong type) is an ``IndexError_`` naming the file."""
+        path = self.manifest_path
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise damaged_manifest(path, f"not readable as JSON: {e}") from e
+        problem = manifest_problem(manifest)
+        if problem:
+            raise damaged_manifest(path, problem)
+        return manifest
 
     def stamp(self) -> tuple[int, int] | None:
         """Changes whenever another writer commits (used to reload a stale in-memory state)."""
