@@ -40,8 +40,8 @@ def test_a_question_in_two_parts_shows_its_plan_and_a_checklist(indexed):
     at = _ask(TWO_PARTS)
     [plan] = _plan(at)
     head, _, first, second = plan.split("\n")
-    assert head == (":material/checklist: **Plan: multi\\-part** · several questions in one: each is searched on its own"
-                    " · a part counts as covered when its best evidence reaches 0.45 (not the retrieval threshold)")
+    assert head == (":material/checklist: **Plan: multi\\-part** · several questions in one: each is searched on its "
+                    "own · a part counts as covered when its best evidence reaches 0.45 (not the retrieval threshold)")
     assert first.startswith(r"1. How do I rotate the API key — :green[:material/check_circle:] guide\.md › Keys (0.")
     assert second.startswith(r"2. what does the request timeout default to? — :green[:material/check_circle:] ")
     assert "Extractive answer" in "\n".join(m.value for m in at.markdown)  # the answer is still shown below

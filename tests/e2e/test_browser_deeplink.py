@@ -21,7 +21,7 @@ def test_first_request_to_a_page_url_gets_the_app_sidebar(browser, tmp_path, pat
             page.goto(f"{url}/{path}")
             _settle(page)
             sidebar = page.locator('section[data-testid="stSidebar"]').inner_text()
-            # app.py's sidebar (title, configuration badge) and its navigation sections, not a pages/ folder's file list.
+            # app.py's sidebar (title, configuration badge) and its navigation sections, not a folder's file list.
             assert "Agentic RAG Studio" in sidebar
             assert "Active config" in sidebar
             assert "Studio" in sidebar and "Retrieval" in sidebar
