@@ -44,6 +44,8 @@ def checklist_line(part: dict, by_id: dict, index, searched: bool = False) -> st
     if part["covered"] and part.get("chunk_ids") and confidence >= PART_COVERED:
         where = ", ".join(evidence_label(c, by_id, index) for c in part["chunk_ids"])
         return f"{line} — {COVERED} {where} ({confidence:.2f} ≥ {PART_COVERED:.2f})"
+    if confidence >= PART_COVERED:  # un-covered by the judge: it names what no evidence found mentions
+        return f"{line} — {MISSING} not found (best {confidence:.2f}, but it names what no evidence mentions)"
     return f"{line} — {MISSING} not found (best {confidence:.2f} < {PART_COVERED:.2f})"
 
 

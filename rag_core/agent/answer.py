@@ -69,6 +69,8 @@ class ExtractiveAnswer:
     text: str
     citations: list[str]
     passages: list[Passage] = field(default_factory=list)
+    # The chunks quoted as a part's closest passages, under the threshold (``part_answer``): shown as such.
+    closest: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         passages = [{"text": p.text, "chunk_id": p.chunk_id, "score": round(p.score, 4)} for p in self.passages]
@@ -81,8 +83,9 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
     text = chunk.text.strip()
     if not text:
         return []
-    if chunk.chunk_type == "code" and not _FENCE_LINE.match(text):
-        # Source code (a chunk of a code file, not a fenced block of a page): its passages are its blocks.
+    if chunk.chunk_type == "code" and not any(_FENCE_LINE.match(line) for line in text.splitlines()):
+        # Source code (a chunk of a code file; a page's code chunk holds its fence, and may open with a heading and
+        # prose): its passages are its blocks.
         return [Passage(block, chunk.id, 0.0, (rank, i), kind="code") for i, block in enumerate(code_blocks(text))]
     if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS:
         # Quote the block whole, without the heading lines that open a section chunk.
@@ -316,6 +319,7 @@ class PartQuote:
     confidence: float
     covered: bool
     passages: list[Passage] = field(default_factory=list)
+    named_out: bool = False  # relevant evidence, but the part names what no evidence mentions
 
 
 def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], relevance: Relevance, *,
@@ -324,9 +328,8 @@ def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], releva
 
     ``parts``: the plan's parts as ``coverage.score_parts`` judged them (``text``, ``query``, ``confidence``);
     ``relevance(queries, texts)``: the hybrid confidence the plan used (rows queries, columns texts). A part below
-    ``threshold`` quotes nothing and the answer says so. A question of one part below it (``weak_single``) quotes
-    its closest passages under a heading that says they are below the threshold: the documents were judged to
-    answer it, and the closest passages are what a reader needs to check that."""
+    ``threshold`` quotes nothing and the answer says so, unless no part reaches it (``weak_single``): then each
+    part quotes its closest passages under a heading that says they are below the threshold."""
     hits = [h for h in hits if h.chunk.text.strip()]
     # A part of the story ("our API sits behind a proxy that strips /api/v1.") is what the question is about, not
     # a question: its words are in the question parts' queries already (``plan``), and it gets no answer of its own.
@@ -337,11 +340,19 @@ def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], releva
     chunk_scores = relevance(queries, [h.chunk.text for h in hits])
     chosen: list[Passage] = []
     quotes: list[PartQuote] = []
+    # When no part reaches the threshold, each shows its closest passages under a heading that says so (the
+    # documents were judged to answer the question; the closest passages are what a reader checks that by).
+    # When one does, a part under it quotes nothing and says so.
+    # A part the plan's judge un-covered (it names what no evidence mentions: ``coverage.decide_found``) quotes
+    # nothing, whatever its evidence scored.
+    judged = [bool(getattr(p, "covered", True)) and float(p.confidence) >= threshold for p in parts]
+    named_out = [float(p.confidence) >= threshold and not ok for p, ok in zip(parts, judged, strict=True)]
+    weak = weak_single and not any(judged) and not any(named_out)
     for i, part in enumerate(parts):
         confidence = float(part.confidence)
-        quote = PartQuote(part.text, confidence, confidence >= threshold)
+        quote = PartQuote(part.text, confidence, judged[i], named_out=named_out[i])
         quotes.append(quote)
-        if not quote.covered and not (weak_single and len(parts) == 1):
+        if not quote.covered and not weak:
             continue
         row = [float(x) for x in chunk_scores[i]]
         if quote.covered:
@@ -359,8 +370,9 @@ def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], releva
         if several:
             lines += ["", f"#### {number}. {' '.join(quote.text.split())}"]
         if not quote.passages:
-            lines.append(f"No passage found covers: {' '.join(quote.text.split())} (best evidence "
-                         f"{quote.confidence:.2f}, under the {threshold:.2f} a part needs)")
+            why = ("it asks about a name no evidence found mentions" if quote.named_out else
+                   f"best evidence {quote.confidence:.2f}, under the {threshold:.2f} a part needs")
+            lines.append(f"No passage found covers: {' '.join(quote.text.split())} ({why})")
             continue
         if not quote.covered:
             lines += ["", f"#### Closest passages: best evidence {quote.confidence:.2f}, under the {threshold:.2f} a "
@@ -368,7 +380,8 @@ def part_answer(question: str, parts: Sequence[Any], hits: Sequence[Hit], releva
         lines.append("")
         lines += _quoted_lines(quote.passages)
     citations = list(dict.fromkeys(p.chunk_id for p in chosen))
-    return ExtractiveAnswer(text="\n".join(lines).strip(), citations=citations, passages=chosen)
+    closest = list(dict.fromkeys(p.chunk_id for q in quotes if not q.covered for p in q.passages))
+    return ExtractiveAnswer(text="\n".join(lines).strip(), citations=citations, passages=chosen, closest=closest)
 
 
 def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, relevance: Relevance,
@@ -435,7 +448,10 @@ def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
         if passage.kind == "code":  # source code: fenced, so it reads (and is checked) as code
             lines += ["", "```", passage.text, "```", f"[{passage.chunk_id}]", ""]
         elif "\n" in passage.text:
-            lines += ["", passage.text, "", f"[{passage.chunk_id}]", ""]
+            block = passage.text
+            if sum(bool(_FENCE_LINE.match(line)) for line in block.splitlines()) % 2:
+                block += "\n```"  # cut inside a code fence (a trimmed chunk): closed, so its citation is no code
+            lines += ["", block, "", f"[{passage.chunk_id}]", ""]
         elif _LIST_ITEM.match(passage.text):
             lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
         else:

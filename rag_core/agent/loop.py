@@ -246,9 +246,9 @@ def _finish(run: AgentRun, ending: _Ending, index: SearchIndex, started: float) 
                              threshold=PART_COVERED)
         if quoted.citations:
             answer, citations = quoted.text, quoted.citations
-            # A one-part question under the threshold quotes its closest passages under a heading that says so:
-            # they are its evidence, checked as such (each quote still against the passage it cites).
-            covered |= set(quoted.citations) if all(not p.covered for p in coverage) else set()
+            # A question part under the threshold with no other to answer quotes its closest passages under a
+            # heading that says so: they are its evidence, checked as such (each quote against the passage it cites).
+            covered |= set(quoted.closest)
             _show_answer(run, answer, citations)
     checked = grounding_of(context, answer, found, extractive=extractive, covered=covered, question=question)
     attributed = [] if extractive else list(dict.fromkeys([*ending.attributed, *checked.attributed]))

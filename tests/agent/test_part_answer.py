@@ -98,3 +98,30 @@ def test_source_code_is_quoted_in_fenced_blocks_cut_at_blank_lines():
     # Small blocks are joined up to CODE_UNIT_TOKENS: the file's three blocks are one quote, verbatim, fenced.
     assert "\n```\n" + code_blocks(code)[0] + "\n```\n[settings-py]" in text and len(code_blocks(code)) == 1
     assert "- def" not in text  # never a line of code flattened into a bullet
+
+
+def test_when_no_part_reaches_the_threshold_each_shows_its_closest_passages_as_such():
+    parts = [part("How long are logs kept?", 0.3), part("How do rollbacks restore a release?", 0.2)]
+    answer = part_answer("q", parts, HITS, overlap, threshold=0.45)
+    assert answer.text.count("#### Closest passages:") == 2 and "No passage found covers" not in answer.text
+    assert set(answer.closest) == {"logs", "deploy"} == set(answer.citations)
+    covered_one = part_answer("q", [parts[0], part("How do rollbacks restore a release?", 0.7)], HITS, overlap,
+                              threshold=0.45)
+    assert covered_one.closest == [] and "No passage found covers: How long are logs kept?" in covered_one.text
+
+
+def test_a_pages_code_chunk_is_no_source_file():
+    # A Markdown page's code chunk may open with a heading and prose; its fence says it is a page, not a code file.
+    text = "## 0.114.0\n\nForbid extra fields:\n\n```python\nx = 1\n\ny = 2\n```\n\nRead the new docs."
+    hits = [hit(text, "page-code", chunk_type="code", tokens=30)]
+    answer = part_answer("q", [part("Forbid extra fields x y docs", 0.6)], hits, overlap, threshold=0.45)
+    assert all(p.kind != "code" for p in answer.passages)
+    assert "```python\nx = 1\n\ny = 2\n```" in answer.text and "```\n```" not in answer.text
+
+
+def test_a_part_the_judge_uncovered_for_a_missing_name_quotes_nothing_and_says_why():
+    parts = [part("How long are logs kept on Heroku?", 0.8), part("How do rollbacks restore a release?", 0.7)]
+    parts[0].covered = False  # coverage.decide_found: "Heroku" is in no evidence
+    text = part_answer("q", parts, HITS, overlap, threshold=0.45).text
+    assert "No passage found covers: How long are logs kept on Heroku? (it asks about a name no evidence" in text
+    assert "[logs]" not in text and "[deploy]" in text

@@ -130,3 +130,13 @@ def test_parts_are_shown_as_typed(indexed):
     [plan] = _plan(at)
     assert f"1. {md_escape(first)} — " in plan and r"for \$HOME? — " in plan
     assert active_parts("\n\n".join(m.value for m in at.markdown)) == []
+
+
+def test_a_part_uncovered_for_a_missing_name_does_not_claim_its_evidence_fell_short():
+    from ui.agent_plan_view import checklist_line
+
+    line = checklist_line({"text": "deploy on Heroku", "covered": False, "confidence": 0.85, "chunk_ids": []}, {},
+                          None)
+    assert line.endswith("not found (best 0.85, but it names what no evidence mentions)") and "<" not in line
+    low = checklist_line({"text": "x y", "covered": False, "confidence": 0.31, "chunk_ids": []}, {}, None)
+    assert low.endswith("not found (best 0.31 < 0.45)")
