@@ -13,7 +13,7 @@ from rag_core.config import RAGConfig
 from tests.app.apptest_helpers import APP
 
 ROOT = Path(__file__).resolve().parents[2]
-LAB = str(ROOT / "pages" / "retrieval_lab.py")
+LAB = str(ROOT / "views" / "retrieval_lab.py")
 
 
 def _session() -> AppTest:

@@ -31,7 +31,7 @@ def parses(monkeypatch):
 def _upload_page(name: str, data: bytes):
     at = studio_app(HASH_CONFIG)
     at.run()
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("views/evaluate.py").run()
     at.radio[0].set_value("Upload CSV/JSONL").run()
     at.file_uploader(key="eval_upload").set_value((name, data, "text/csv")).run()
     return at

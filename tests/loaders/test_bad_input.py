@@ -115,7 +115,8 @@ def test_size_limit_per_file(tmp_path, monkeypatch):
         load_path(path)
 
 
-def test_twenty_megabyte_markdown_loads_quickly():
+def test_twenty_megabyte_markdown_loads_quickly(monkeypatch):
+    monkeypatch.setenv("RAG_MAX_DOCUMENT_MB", "25")  # over the default document limit: the reader itself is timed
     data = b"# Big\n\n" + b"Some words in a paragraph.\n\n" * 740_000
     assert len(data) > 20_000_000
     started = time.perf_counter()
@@ -124,7 +125,8 @@ def test_twenty_megabyte_markdown_loads_quickly():
     assert len(doc.text) == len(data)
 
 
-def test_one_five_megabyte_line():
+def test_one_five_megabyte_line(monkeypatch):
+    monkeypatch.setenv("RAG_MAX_DOCUMENT_MB", "6")  # 5.2 million characters: over the default document limit
     doc = load_bytes("line.md", b"a" * (5 * 1024 * 1024))
     assert doc.text == "a" * (5 * 1024 * 1024)
 
