@@ -77,8 +77,9 @@ class ExtractiveAnswer:
         return {"text": self.text, "citations": list(self.citations), "passages": passages}
 
 
-def passages_of(hit: Hit, rank: int) -> list[Passage]:
-    """Candidate passages of one hit's chunk."""
+def passages_of(hit: Hit, rank: int, *, whole_tables: bool = True) -> list[Passage]:
+    """Candidate passages of one hit's chunk. ``whole_tables``: a small table is one passage (else its rows are,
+    each under its header)."""
     chunk = hit.chunk
     text = chunk.text.strip()
     if not text:
@@ -87,7 +88,8 @@ def passages_of(hit: Hit, rank: int) -> list[Passage]:
         # Source code (a chunk of a code file; a page's code chunk holds its fence, and may open with a heading and
         # prose): its passages are its blocks.
         return [Passage(block, chunk.id, 0.0, (rank, i), kind="code") for i, block in enumerate(code_blocks(text))]
-    if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS:
+    if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS and (
+            whole_tables or chunk.chunk_type == "code"):
         # Quote the block whole, without the heading lines that open a section chunk.
         body = "\n".join(line for line in text.splitlines() if not re.match(r"\s{0,3}#{1,6}\s", line)).strip()
         return [Passage(body or text, chunk.id, 0.0, (rank, 0))]
@@ -393,7 +395,8 @@ def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, rele
     how_to = _how_to(text) or _how_to(query)
     pool: list[Passage] = []
     for rank, j in enumerate(order):
-        units = [p for p in passages_of(hits[j], rank) if how_to or p.kind != "steps"]
+        # A table's rows compete (a question about one plan's limit is answered by its row, not the table).
+        units = [p for p in passages_of(hits[j], rank, whole_tables=False) if how_to or p.kind != "steps"]
         pool += units
         chunk_score = float(chunk_row[j])
         for unit in units:
@@ -434,6 +437,21 @@ def _part_units(query: str, text: str, hits: Sequence[Hit], chunk_row: Any, rele
     return sorted(picked, key=lambda p: p.order)
 
 
+def _rows_joined(passages: Sequence[Passage]) -> list[Passage]:
+    """``passages`` with consecutive rows of one table (same chunk, same header) joined into one table: its header
+    once, the rows in their order (each row is still a verbatim line of its chunk)."""
+    out: list[Passage] = []
+    for passage in passages:
+        last = out[-1] if out else None
+        if (last is not None and passage.kind == last.kind == "row" and passage.chunk_id == last.chunk_id
+                and passage.text.rsplit("\n", 1)[0] == last.text.split("\n")[0] + "\n" + last.text.split("\n")[1]):
+            out[-1] = Passage(f"{last.text}\n{passage.text.rsplit(chr(10), 1)[1]}", last.chunk_id, last.score,
+                              last.order, kind="row")
+        else:
+            out.append(passage)
+    return out
+
+
 def _own_text(passage: Passage) -> str:
     """A passage's own words: a table row without the header it is quoted under."""
     return passage.text.splitlines()[-1] if passage.kind == "row" else passage.text
@@ -444,7 +462,7 @@ def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
     list item with its own marker (verbatim: the item as the document wrote it, which a reader or a check matching
     it against the source finds word for word), a sentence as a bullet; each with its chunk id."""
     lines: list[str] = []
-    for passage in passages:
+    for passage in _rows_joined(passages):
         if passage.kind == "code":  # source code: fenced, so it reads (and is checked) as code
             lines += ["", "```", passage.text, "```", f"[{passage.chunk_id}]", ""]
         elif "\n" in passage.text:

@@ -125,3 +125,14 @@ def test_a_part_the_judge_uncovered_for_a_missing_name_quotes_nothing_and_says_w
     text = part_answer("q", parts, HITS, overlap, threshold=0.45).text
     assert "No passage found covers: How long are logs kept on Heroku? (it asks about a name no evidence" in text
     assert "[logs]" not in text and "[deploy]" in text
+
+
+def test_a_small_tables_rows_compete_and_rows_quoted_together_share_one_header():
+    table = ("| plan | limit | value |\n| --- | --- | --- |\n| Team | log retention | 30 days |\n"
+             "| Enterprise | log retention | 400 days |\n| Enterprise | seats | 500 |")
+    hits = [hit(table, "limits", chunk_type="table", tokens=40)]
+    text = part_answer("q", [part("Enterprise log retention", 0.7)], hits, overlap, threshold=0.45).text
+    assert "| Enterprise | log retention | 400 days |" in text and "| Team |" not in text
+    both = part_answer("q", [part("Enterprise plan limit value", 0.7)], hits, overlap, threshold=0.45).text
+    assert both.count("| plan | limit | value |") == 1
+    assert "| Enterprise | log retention | 400 days |\n| Enterprise | seats | 500 |" in both
