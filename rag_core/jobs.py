@@ -40,8 +40,8 @@ JobState = Literal["queued", "running", "done", "failed", "cancelled", "interrup
 JOB_STATES: tuple[JobState, ...] = get_args(JobState)
 ACTIVE_STATES: tuple[JobState, ...] = ("queued", "running")
 # What a job does: index documents (ingest, a re-index, removing a replaced index) or run a task (an evaluation or a
-# sweep, choosing the guided demo's question, drafting questions).
-JobKind = Literal["ingest", "reindex", "cleanup", "evaluation", "sweep", "demo", "draft"]
+# sweep, choosing the guided demo's question, drafting questions, a tuning study).
+JobKind = Literal["ingest", "reindex", "cleanup", "evaluation", "sweep", "demo", "draft", "tune"]
 JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 KEEP_JOBS = 50  # finished job files kept per data directory (older ones are removed)
 # Documents an ingest job commits at once: each commit rebuilds the keyword index of the whole collection, so one
