@@ -33,10 +33,9 @@ for kind, key in (("evaluation", RUN_KEY), ("sweep", SWEEP_KEY)):  # a job that 
     ended = eval_jobs.finished_run(kind)
     if ended:
         st.session_state[key] = ended
-run_tab, results_tab, sweep_tab, tune_tab, config_tab, bundle_tab, draft_tab = st.tabs(
-    [":material/play_arrow: Run", RESULTS_TAB, ":material/grid_on: Sweep", ":material/tune: Tune",
-     ":material/settings: Configurations", ":material/inventory_2: Demo bundle",
-     ":material/edit_note: Draft questions"],
+run_tab, results_tab, sweep_tab, config_tab, bundle_tab, draft_tab, tune_tab = st.tabs(
+    [":material/play_arrow: Run", RESULTS_TAB, ":material/grid_on: Sweep", ":material/settings: Configurations",
+     ":material/inventory_2: Demo bundle", ":material/edit_note: Draft questions", ":material/tune: Tune"],
     default=RESULTS_TAB if st.session_state.get(LEADERBOARD_KEY) else None)
 
 with run_tab:
@@ -49,9 +48,6 @@ with results_tab:
 with sweep_tab:
     evaluate_view.sweep_tab(question_set)
 
-with tune_tab:
-    tune_view.tune_tab(question_set)
-
 with config_tab:
     config_panel()
 
@@ -60,3 +56,6 @@ with bundle_tab:
 
 with draft_tab:
     draft_view.draft_tab()
+
+with tune_tab:
+    tune_view.tune_tab(question_set)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import optuna
 from pydantic import ValidationError
 
 from rag_core.config import Settings
@@ -25,6 +26,7 @@ from rag_core.evaluation.questions import QuestionSet
 from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.loaders.document_store import atomic_write_text
 from rag_core.tuning.models import TuneProgress, TuneResult, TuneSpec
+from rag_core.tuning.study import storage_url
 
 TUNE_KIND: JobKind = "tune"
 DRAFT_DEFAULT = 150  # "draft 150 questions from my documents first"
@@ -166,10 +168,6 @@ def param_importances(settings: Settings, result: TuneResult) -> dict[str, float
     """Optuna's parameter importances of the stored study on the primary objective (PED-ANOVA, Optuna's default
     evaluator, which needs no scikit-learn: how much each knob's values set the best trials apart from the rest),
     or a sentence saying why there are none (too few complete trials, no knob varied, the study gone)."""
-    import optuna
-
-    from rag_core.tuning.study import storage_url
-
     complete = [t for t in result.trials if t.state == "complete"]
     if len(complete) < 3:
         return (f"Too few complete trials for parameter importance ({len(complete)}; it needs at least 3): give "

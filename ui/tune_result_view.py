@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rag_core.config import RAGConfig
 from rag_core.errors import field_problems
 from rag_core.tuning import KEEP
-from rag_core.tuning_jobs import StoredTune, param_importances
+from rag_core.tuning_jobs import StoredTune, load_result, param_importances
 from ui import jobs, reindex_view, state
 from ui import tune_charts as charts
 from ui.safe_text import md_escape, md_inert
@@ -67,9 +67,15 @@ def pareto(stored: StoredTune) -> None:
         st.caption(md_escape(trial.note))
 
 
+@st.cache_data(show_spinner="Computing parameter importance…", max_entries=16)
+def _importances(key: str, finished: str) -> dict[str, float] | str:
+    """Importances of stored result ``key`` (``finished`` tells a result rewritten under one key apart)."""
+    return param_importances(state.settings(), load_result(state.settings(), key).result)
+
+
 def importance(stored: StoredTune) -> None:
     result = stored.result
-    importances = param_importances(state.settings(), result)
+    importances = _importances(stored.job, stored.finished)
     if isinstance(importances, str):
         st.info(md_inert(importances))
         return

@@ -204,3 +204,32 @@ def test_use_this_configuration_saves_activates_and_reindexes(data_dir, taken):
     assert job.kind == "reindex"
     assert any("Saved as 'tuned-docs' and made active" in s for s in _texts(at.success))
     finish_jobs()
+
+
+@pytest.mark.slow
+def test_a_real_study_on_the_sample_documents_shows_what_it_measured(data_dir):
+    from rag_core.loaders import load_path
+    from rag_core.loaders.document_store import DocumentStore
+    from rag_core.services import open_index
+    from rag_core.tuning_jobs import load_result
+
+    store = DocumentStore(data_dir)
+    docs = [load_path(ROOT / "samples" / name) for name in ("configuration.md", "operations.md", "troubleshooting.md",
+                                                            "faq.md")]
+    for doc in docs:
+        store.add(doc)
+    open_index(HASH_CONFIG, get_settings()).ingest(docs)
+    at = _app().run()
+    at.number_input(key="tune_minutes").set_value(0.5)
+    _button(at, "Start tuning").click()
+    at.run()
+    finish_jobs(at, timeout=600)
+    assert not at.exception, at.exception
+    job = _runner().jobs(limit=1)[0]
+    assert job.kind == "tune" and job.state == "done", job.message
+    result = load_result(get_settings(), job.result).result
+    assert result.counts["trials"] >= 1 and result.status == "time budget"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Gain on validation"] == f"{result.gain:+.3f}" and metrics["p-value"] == f"{result.p_value:.3f}"
+    shown = (_texts(at.success) if result.significant else _texts(at.warning))
+    assert any(result.recommendation in text.lower() for text in shown)
