@@ -95,11 +95,12 @@ def stored_results(settings: Settings) -> list[str]:
 
 
 def progress_fraction(spec: TuneSpec, progress: TuneProgress | None) -> float:
-    """Share of the study done: by the time budget when it has one, else by its trials."""
+    """Share of the search done: by the time left of its time budget when it has one, else by its trials."""
     if progress is None:
         return 0.0
-    if spec.minutes:
-        return min(progress.elapsed_s / (spec.minutes * 60), 1.0)
+    if spec.minutes:  # the search ends early enough to validate the winner: its own time left says when
+        left = progress.eta_s if progress.eta_s is not None else spec.minutes * 60 - progress.elapsed_s
+        return min(progress.elapsed_s / max(progress.elapsed_s + left, 1e-9), 1.0)
     return min(progress.trials_done / spec.trials, 1.0) if spec.trials else 0.0
 
 
@@ -137,8 +138,11 @@ def submit_tune(runner: JobRunner, spec: TuneSpec, question_set: QuestionSet | N
 
         def progress(p: TuneProgress) -> None:
             atomic_write_text(_file(settings, "progress", key), p.model_dump_json())
-            done = min(total, round(p.elapsed_s)) if spec.minutes else min(total, p.trials_done)
-            job.progress(done, total, progress_line(p))
+            if spec.minutes:  # seconds of the time budget: the sidebar's ETA then follows the study's own
+                steps = round(p.elapsed_s + p.eta_s) if p.eta_s is not None else total
+                job.progress(min(round(p.elapsed_s), steps), max(steps, 1), progress_line(p))
+            else:
+                job.progress(min(total, p.trials_done), total, progress_line(p))
 
         result = tune(spec, question_set, draft=draft if question_set is None else 0, settings=settings,
                       progress=progress, should_stop=job.cancelled)

@@ -233,3 +233,13 @@ def test_a_real_study_on_the_sample_documents_shows_what_it_measured(data_dir):
     assert metrics["Gain on validation"] == f"{result.gain:+.3f}" and metrics["p-value"] == f"{result.p_value:.3f}"
     shown = (_texts(at.success) if result.significant else _texts(at.warning))
     assert any(result.recommendation in text.lower() for text in shown)
+
+
+def test_without_a_picked_set_only_drafting_is_offered(data_dir):
+    at = _app().run()
+    at.radio(key="tune_source").set_value("The question set picked above")
+    at.run()
+    at.radio(key="eval_source").set_value("Upload CSV/JSONL")  # no file uploaded: no question set
+    at.run()
+    assert not at.exception, at.exception
+    assert at.radio(key="tune_source").options == ["Draft 150 questions from my documents first"]
