@@ -20,7 +20,7 @@ from ui.safe_text import md_escape, md_inert
 from ui.state import KEEP as PERSIST
 
 JOB_KEY = "tune_job_id"  # the tune job this session started last
-RESULT_KEY = "tune_result"  # the stored result shown
+RESULT_KEY, NEWEST_KEY = "tune_result", "tune_newest"  # the stored result shown; the newest one seen
 SOURCE_KEY, STRATEGY_KEY, MINUTES_KEY, BUDGET_KEY, PINS_KEY = ("tune_source", "tune_strategy", "tune_minutes",
                                                                "tune_budget", "tune_pins")
 DRAFT_N, KIND = tuning_jobs.DRAFT_DEFAULT, tuning_jobs.TUNE_KIND
@@ -155,12 +155,13 @@ def _result_label(key: str) -> str:
             f"{stored.result.status}")
 
 
-def pick_result(job: JobStatus | None) -> tuning_jobs.StoredTune | None:
+def pick_result() -> tuning_jobs.StoredTune | None:
+    """The stored result picked (the newest when a study ended since the last run), or None when there is none."""
     keys = tuning_jobs.stored_results(state.settings())
     if not keys:
         return None
-    if job is not None and job.result in keys and st.session_state.get(RESULT_KEY) is None:
-        st.session_state[RESULT_KEY] = job.result
+    if keys[0] != st.session_state.get(NEWEST_KEY):  # a study ended since (this session's or another's): open it
+        st.session_state[RESULT_KEY] = st.session_state[NEWEST_KEY] = keys[0]
     if st.session_state.get(RESULT_KEY) not in keys:
         st.session_state.pop(RESULT_KEY, None)
     key = st.selectbox("Study result", keys, key=RESULT_KEY, format_func=_result_label)
@@ -176,7 +177,7 @@ def tune_tab(question_set) -> None:
         if job is not None and job.state in ("failed", "interrupted"):
             st.error(jobs.summary(job))
         form(question_set)
-    stored = pick_result(job)
+    stored = pick_result()
     if stored is None:
         st.caption("No study has finished yet: its result appears here.")
         return

@@ -140,8 +140,11 @@ def test_a_stored_result_shows_the_measured_verdict_and_its_charts(data_dir):
     assert len(charts) == 6  # validation, history, Pareto, importance, a slice per knob (2 knobs)
     # the Pareto front's points: picking one shows its configuration beside the current one
     front = at.selectbox(key="tune_front_point")
-    assert front.options == ["trial 1: 0.620 quality, 1100 tokens, 15 ms", "trial 3: 0.580 quality, 700 tokens, 9 ms",
-                             "trial 5: 0.610 quality, 1000 tokens, 11 ms"]
+    assert front.options[:3] == ["trial 1 (Pareto front): 0.620 quality, 1100 tokens, 15 ms",
+                                 "trial 3 (Pareto front): 0.580 quality, 700 tokens, 9 ms",
+                                 "trial 5 (Pareto front): 0.610 quality, 1000 tokens, 11 ms"]
+    assert front.options[3:] == ["trial 0: 0.500 quality, 900 tokens, 12 ms", "trial 4: 0.550 quality, 1400 tokens, "
+                                 "20 ms"]  # complete but dominated; the pruned trial 2 is not a point
     front.set_value(3)
     at.run()
     frames = [d.value for d in at.dataframe]
@@ -243,3 +246,32 @@ def test_without_a_picked_set_only_drafting_is_offered(data_dir):
     at.run()
     assert not at.exception, at.exception
     assert at.radio(key="tune_source").options == ["Draft 150 questions from my documents first"]
+
+
+def test_a_click_on_the_pareto_chart_names_its_trial():
+    from ui.tune_result_view import clicked_trial
+
+    event = {"selection": {"points": [{"x": 700, "y": 0.58, "customdata": [3]}], "point_indices": [1]}}
+    assert clicked_trial(event) == 3
+    assert clicked_trial({"selection": {"points": []}}) is None and clicked_trial(None) is None
+    assert clicked_trial({"selection": {"points": [{"x": 1}]}}) is None
+
+
+def test_a_study_that_ended_since_opens_its_result_then_the_choice_stays(data_dir):
+    import os
+    import time
+
+    settings = get_settings()
+    first = save_result(settings, "first1", "first set", _spec(), fake_result(settings, significant=False))
+    os.utime(first, (time.time() - 60, time.time() - 60))
+    at = _app().run()
+    assert at.selectbox(key="tune_result").value == "first1"
+    save_result(settings, "second1", "second set", _spec(), fake_result(settings, significant=True, study="s2"))
+    at.run()
+    assert at.selectbox(key="tune_result").value == "second1"  # ended since: opened
+    assert any("Recommendation: use the tuned" in s for s in _texts(at.success))
+    at.selectbox(key="tune_result").set_value("first1")
+    at.run()
+    at.run()
+    assert at.selectbox(key="tune_result").value == "first1"  # the person's choice stays
+    assert any(w.startswith("### Keep the current configuration") for w in _texts(at.warning))

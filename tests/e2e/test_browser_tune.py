@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.serving import index_with_hash_embedder, require_browser, serve_app
-from tests.e2e.test_browser import _check_clean, _open, _settle
+from tests.e2e.test_browser import _check_clean, _open, _select, _settle
 from tests.e2e.test_browser_draft import _reload
 
 pytestmark = pytest.mark.browser
@@ -21,10 +21,17 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     require_browser()
+    from rag_core.config import Settings
     from rag_core.loaders import load_path, sample_paths
+    from rag_core.tuning import TuneSpec
+    from rag_core.tuning_jobs import save_result
+    from tests.fakes.tune_result import fake_result
 
     data_dir = tmp_path_factory.mktemp("tune_data")
     index_with_hash_embedder(data_dir, [load_path(path) for path in sample_paths()])
+    settings = Settings(data_dir=data_dir)  # an earlier study of six trials (five on the chart), stored first
+    save_result(settings, "earlier", "earlier set", TuneSpec(collection="docs"), fake_result(settings,
+                                                                                          significant=True))
     with serve_app(data_dir, {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none"}) as url:
         yield url, data_dir
 
@@ -32,6 +39,13 @@ def served(tmp_path_factory):
 def _tune_jobs(data_dir: Path) -> list[dict]:
     jobs = [json.loads(p.read_text()) for p in (data_dir / "jobs").glob("*.json")]
     return sorted((j for j in jobs if j["kind"] == "tune"), key=lambda j: j["created"])
+
+
+def _options(page, label: str) -> list[str]:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return options
 
 
 def _panel(page):
@@ -70,7 +84,23 @@ def test_a_study_runs_survives_a_reload_and_shows_its_result(served, page):
     heading = "Keep the current configuration" if not stored["significant"] else "Recommendation: use the tuned"
     assert panel.get_by_text(heading).count() >= 1
     assert panel.locator('[data-testid="stPlotlyChart"]').count() >= 2
+    # the earlier study's Pareto chart: a click on a point picks that trial's configuration
+    _select(page, "Study result", next(o for o in _options(page, "Study result") if "earlier set" in o))
+    panel = _panel(page)
+    assert panel.get_by_text("Recommendation: use the tuned configuration: +0.071").count() >= 1
     panel.get_by_role("tab", name="Pareto front").click()
     _settle(page)
-    assert panel.get_by_text("Configuration of a point on the Pareto front").count() == 1
+    chart = panel.locator('[data-testid="stPlotlyChart"]').filter(has_text="Quality vs context tokens")
+    chart.scroll_into_view_if_needed()
+    picker = panel.locator('[data-testid="stSelectbox"]').filter(has_text="Configuration of a trial")
+    assert "trial 1 (Pareto front)" in picker.inner_text()  # the first of the front, before any click
+    points = chart.locator(".scatterlayer .point")
+    assert points.count() == 5
+    for index in range(points.count()):  # plotly picks the point under the mouse (on its drag layer)
+        box = points.nth(index).bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        _settle(page)
+        if "trial 1 (" not in picker.inner_text():
+            break
+    assert "trial 1 (" not in picker.inner_text(), "a click on another point did not pick its trial"
     _check_clean(page, "tune_result")
