@@ -16,7 +16,6 @@ from ui import tune_charts as charts
 from ui.safe_text import md_escape, md_inert
 
 SAVE_NAME_KEY, APPLIED_KEY, FRONT_KEY = "tune_save_name", "tune_applied", "tune_front_point"
-CLICKED_KEY = "tune_front_clicked"  # the last point clicked (a new click moves the picker to it)
 SLICES = 3  # slices drawn: the most important knobs
 
 
@@ -50,36 +49,21 @@ def headline(stored: StoredTune) -> None:
         st.info(md_inert(result.trust.get("note", "")))
 
 
-def clicked_trial(event) -> int | None:
-    """The trial number of the point clicked on the Pareto chart (its ``customdata``), or None."""
-    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else []
-    for point in points:
-        data = point.get("customdata")
-        if isinstance(data, list | tuple) and data and isinstance(data[0], int | float):
-            return int(data[0])
-    return None
-
-
 def pareto(stored: StoredTune) -> None:
-    """The front chart (click a point) and the picked trial's knob values beside the current configuration's."""
+    """The front chart and the picked trial's knob values beside the current configuration's (the front first)."""
     result = stored.result
     trials = charts.complete_trials(result)
     if not trials:
         st.info("No trial completed, so there is no Pareto front.")
         return
-    event = st.plotly_chart(charts.pareto_figure(result), key="tune_pareto", on_select="rerun",
-                            selection_mode="points")
+    st.plotly_chart(charts.pareto_figure(result), key=f"tune_pareto_{stored.job}")
     front = set(result.pareto)
     ordered = sorted(trials, key=lambda t: (t.number not in front, t.number))  # the front first
     labels = {t.number: f"trial {t.number}{' (Pareto front)' if t.number in front else ''}: "
                         f"{t.metrics.get('quality', 0):.3f} quality, {t.metrics.get('context_tokens', 0):.0f} tokens, "
                         f"{t.metrics.get('latency_ms', 0):.0f} ms" for t in ordered}
-    clicked = clicked_trial(event)
-    if clicked in labels and clicked != st.session_state.get(CLICKED_KEY):  # a new click picks that trial
-        st.session_state[FRONT_KEY] = clicked
-    st.session_state[CLICKED_KEY] = clicked
-    number = st.selectbox("Configuration of a trial (click a point, or pick one here)", list(labels), key=FRONT_KEY,
-                          format_func=labels.get)
+    number = st.selectbox("Configuration of a trial (hover a point for its trial number)", list(labels),
+                          key=f"{FRONT_KEY}_{stored.job}", format_func=labels.get)
     trial = next(t for t in trials if t.number == number)
     st.dataframe(charts.config_frame(trial.params, result.current_config), hide_index=True, width="stretch")
     if trial.note:

@@ -139,7 +139,7 @@ def test_a_stored_result_shows_the_measured_verdict_and_its_charts(data_dir):
     charts = at.get("plotly_chart")
     assert len(charts) == 6  # validation, history, Pareto, importance, a slice per knob (2 knobs)
     # the Pareto front's points: picking one shows its configuration beside the current one
-    front = at.selectbox(key="tune_front_point")
+    front = at.selectbox(key="tune_front_point_abc123")  # one picker per stored result
     assert front.options[:3] == ["trial 1 (Pareto front): 0.620 quality, 1100 tokens, 15 ms",
                                  "trial 3 (Pareto front): 0.580 quality, 700 tokens, 9 ms",
                                  "trial 5 (Pareto front): 0.610 quality, 1000 tokens, 11 ms"]
@@ -246,15 +246,6 @@ def test_without_a_picked_set_only_drafting_is_offered(data_dir):
     at.run()
     assert not at.exception, at.exception
     assert at.radio(key="tune_source").options == ["Draft 150 questions from my documents first"]
-
-
-def test_a_click_on_the_pareto_chart_names_its_trial():
-    from ui.tune_result_view import clicked_trial
-
-    event = {"selection": {"points": [{"x": 700, "y": 0.58, "customdata": [3]}], "point_indices": [1]}}
-    assert clicked_trial(event) == 3
-    assert clicked_trial({"selection": {"points": []}}) is None and clicked_trial(None) is None
-    assert clicked_trial({"selection": {"points": [{"x": 1}]}}) is None
 
 
 def test_a_study_that_ended_since_opens_its_result_then_the_choice_stays(data_dir):
