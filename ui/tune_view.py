@@ -105,10 +105,10 @@ def form(question_set) -> None:
 
 
 def current_job() -> JobStatus | None:
-    """This session's last tune job, else one running now (any session's)."""
+    """This session's last tune job, else the newest one (any session's: running, or how it ended)."""
     job_id = st.session_state.get(JOB_KEY)
     job = jobs.runner().get(job_id) if job_id else None
-    return job if job is not None and job.kind == KIND else jobs.latest((KIND,), active_only=True)
+    return job if job is not None and job.kind == KIND else jobs.latest((KIND,))
 
 
 def _cancel(job_id: str) -> None:

@@ -266,3 +266,18 @@ def test_a_study_that_ended_since_opens_its_result_then_the_choice_stays(data_di
     at.run()
     assert at.selectbox(key="tune_result").value == "first1"  # the person's choice stays
     assert any(w.startswith("### Keep the current configuration") for w in _texts(at.warning))
+
+
+def test_a_study_that_failed_says_why_after_a_reload(data_dir, monkeypatch):
+    def broken(spec, questions, **kwargs):
+        raise ValueError("collection 'docs' holds no documents whose text is available; ingest some first")
+
+    monkeypatch.setattr(services, "tune_collection", broken)
+    at = _app().run()
+    _button(at, "Start tuning").click()
+    at.run()
+    finish_jobs()
+    reloaded = _app().run()
+    assert not reloaded.exception
+    assert any("failed" in e and "ingest some first" in e for e in _texts(reloaded.error))
+    assert _button(reloaded, "Start tuning")  # and it can be started again
