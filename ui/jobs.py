@@ -106,6 +106,7 @@ CANCEL_HELP = {
     "sweep": "Stop after the current question: the cells already measured are kept as a cancelled sweep.",
     "demo": "Stop choosing the guided demo's question; step 3 on Home then offers to choose it again.",
     "draft": "Stop drafting: the questions drafted so far are kept for review.",
+    "tune": "Stop the study after the current question: the trials so far are kept, and the best is validated.",
 }
 INGEST_CANCEL_HELP = ("Stop after the current batch: documents already indexed stay, the batch in progress is "
                       "rolled back, the rest are not indexed.")

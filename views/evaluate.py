@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import draft_view, eval_jobs, evaluate_view, state
+from ui import draft_view, eval_jobs, evaluate_view, state, tune_view
 from ui.eval_panels import bundle_panel, config_panel
 from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
 from ui.safe_text import md_escape
@@ -34,9 +34,9 @@ for kind, key in (("evaluation", RUN_KEY), ("sweep", SWEEP_KEY)):  # a job that 
     ended = eval_jobs.finished_run(kind)
     if ended:
         st.session_state[key] = ended
-run_tab, results_tab, sweep_tab, config_tab, bundle_tab, draft_tab = st.tabs(
+run_tab, results_tab, sweep_tab, config_tab, bundle_tab, draft_tab, tune_tab = st.tabs(
     [":material/play_arrow: Run", RESULTS_TAB, ":material/grid_on: Sweep", ":material/settings: Configurations",
-     ":material/inventory_2: Demo bundle", ":material/edit_note: Draft questions"],
+     ":material/inventory_2: Demo bundle", ":material/edit_note: Draft questions", ":material/tune: Tune"],
     default=RESULTS_TAB if st.session_state.get(LEADERBOARD_KEY) else None)
 
 with run_tab:
@@ -57,3 +57,6 @@ with bundle_tab:
 
 with draft_tab:
     draft_view.draft_tab()
+
+with tune_tab:
+    tune_view.tune_tab(question_set)
