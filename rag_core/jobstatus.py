@@ -20,7 +20,7 @@ JobState = Literal["queued", "running", "done", "failed", "cancelled", "interrup
 JOB_STATES: tuple[JobState, ...] = get_args(JobState)
 ACTIVE_STATES: tuple[JobState, ...] = ("queued", "running")
 # What a job does: index documents (ingest, a re-index, removing a replaced index) or run a task (an evaluation or a
-# sweep, choosing the guided demo's question, drafting questions).
+# sweep, choosing the guided demo's question, drafting questions, a tuning study).
 JobKind = Literal["ingest", "reindex", "cleanup", "evaluation", "sweep", "demo", "draft", "tune"]
 JOB_KINDS: tuple[JobKind, ...] = get_args(JobKind)
 EMBEDDED_SHARE = 0.95  # of a file's progress, the part done when its chunks are embedded (the commit follows)

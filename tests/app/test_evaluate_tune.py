@@ -18,7 +18,7 @@ from tests.app.apptest_helpers import finish_jobs, page_app
 from tests.fakes.tune_result import FakeTune, fake_result
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "evaluate.py")
+PAGE = str(ROOT / "views" / "evaluate.py")
 HASH_CONFIG = RAGConfig(name="tune-test", embedding=EmbeddingConfig(embedder="hash"))
 
 
