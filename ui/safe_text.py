@@ -280,15 +280,10 @@ def _links_in_run(text: str, defined: set[str], inline: bool) -> str:
     return "".join([*out, text[last:]])
 
 
-def links_as_text(text: str, inline: bool = True) -> str:
-    """Document Markdown with its links read as their text: ``[text](url)`` (when ``inline``), ``[text][ref]``,
-    ``[text][]`` and ``[text]`` with a definition become ``text``; ``[ref]: url`` lines are left out. Code fences and
-    code spans are left as written. ``inline=False`` leaves inline links to ``safe_markdown``, which keeps http(s)
-    ones clickable."""
-    lines = str(text).split("\n")
-    defined = {_reference_key(m.group(1)) for line in lines if (m := _DEFINITION_LINE.match(line))}
-    kept: list[str] = []
-    runs: list[tuple[bool, list[str]]] = []  # (inside a fence, lines)
+def _fenced_runs(lines: list[str], take=None) -> list[tuple[bool, list[str]]]:
+    """``lines`` as runs of (inside a code fence, lines): a fence closes on a line of at least its own length of its
+    own character. ``take(line, run)`` says whether a line outside fences is kept (all are, without it)."""
+    runs: list[tuple[bool, list[str]]] = []
     fence = ""
     for line in lines:
         opening = _FENCE_LINE.match(line)
@@ -302,14 +297,29 @@ def links_as_text(text: str, inline: bool = True) -> str:
             fence = opening.group(1)
             runs.append((True, [line]))
             continue
-        if _DEFINITION_LINE.match(line):
+        current = runs[-1][1] if runs and not runs[-1][0] else []
+        if take is not None and not take(line, current):
             continue
         if not runs or runs[-1][0]:
             runs.append((False, []))
-        if not line.strip() and runs[-1][1] and not runs[-1][1][-1].strip():
-            continue  # one blank line where definitions left several
         runs[-1][1].append(line)
-    for in_fence, run in runs:
+    return runs
+
+
+def links_as_text(text: str, inline: bool = True) -> str:
+    """Document Markdown with its links read as their text: ``[text](url)`` (when ``inline``), ``[text][ref]``,
+    ``[text][]`` and ``[text]`` with a definition become ``text``; ``[ref]: url`` lines are left out. Code fences and
+    code spans are left as written. ``inline=False`` leaves inline links to ``safe_markdown``, which keeps http(s)
+    ones clickable."""
+    lines = str(text).split("\n")
+    defined = {_reference_key(m.group(1)) for line in lines if (m := _DEFINITION_LINE.match(line))}
+    kept: list[str] = []
+
+    def take(line: str, run: list[str]) -> bool:
+        # ``[ref]: url`` lines left out, and one blank line where definitions left several
+        return not _DEFINITION_LINE.match(line) and not (not line.strip() and run and not run[-1].strip())
+
+    for in_fence, run in _fenced_runs(lines, take):
         joined = "\n".join(run)
         kept.append(joined if in_fence else _links_in_run(joined, defined, inline))
     return "\n".join(kept)
@@ -354,20 +364,5 @@ def tags_as_text(text: str) -> str:
     (``<img alt=…>`` or ``![alt](src)``) as ``[image: alt]``. Code fences and code spans are left as written. For
     text drawn as plain text (hit cards, tables), where raw markup would be noise: ``<p style="…"><img src=…>``
     reads as its words."""
-    lines, runs, fence = str(text).split("\n"), [], ""
-    for line in lines:
-        opening = _FENCE_LINE.match(line)
-        if fence:
-            runs[-1][1].append(line)
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
-                    and not line.strip()[len(opening.group(1)):].strip():
-                fence = ""
-            continue
-        if opening:
-            fence = opening.group(1)
-            runs.append((True, [line]))
-            continue
-        if not runs or runs[-1][0]:
-            runs.append((False, []))
-        runs[-1][1].append(line)
+    runs = _fenced_runs(str(text).split("\n"))
     return "\n".join("\n".join(run) if in_fence else _tags_in_run("\n".join(run)) for in_fence, run in runs)
