@@ -98,3 +98,25 @@ def billing_doc():
     from tests.fakes.chunker import BILLING, make_doc
 
     return make_doc("billing.md", BILLING)
+
+
+@pytest.fixture
+def one_by_one(monkeypatch):
+    """Each document of an ingest job is its own commit, and the job waits after the first until ``go`` is set
+    (a re-index caught half-way: the serving index must keep answering)."""
+    import threading
+
+    from rag_core import jobs
+
+    go, first_done = threading.Event(), threading.Event()
+    original = jobs._ingest_batch
+
+    def batch(runner, work, index, docs, files):
+        original(runner, work, index, docs, files)
+        first_done.set()
+        assert go.wait(60), "the test never let the job go on"
+
+    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])
+    monkeypatch.setattr(jobs, "_ingest_batch", batch)
+    yield go, first_done
+    go.set()

@@ -3,8 +3,6 @@ when the new one is complete; a failed or cancelled re-index leaves the serving 
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from rag_core import jobs
@@ -38,23 +36,6 @@ def world(data_dir):
     open_index(OLD, settings).ingest(docs)
     activate(settings, OLD)
     return settings, docs, JobRunner(data_dir)
-
-
-@pytest.fixture
-def one_by_one(monkeypatch):
-    """Each document of a job is its own commit, and the job waits after the first until ``go`` is set."""
-    go, first_done = threading.Event(), threading.Event()
-    original = jobs._ingest_batch
-
-    def batch(runner, work, index, docs, files):
-        original(runner, work, index, docs, files)
-        first_done.set()
-        assert go.wait(60), "the test never let the job go on"
-
-    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])
-    monkeypatch.setattr(jobs, "_ingest_batch", batch)
-    yield go, first_done
-    go.set()
 
 
 def _found(settings: Settings) -> set[str]:

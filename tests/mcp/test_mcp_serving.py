@@ -104,34 +104,13 @@ def _topic_doc(topic: str):
     return load_bytes(f"{topic}.md", f"# {topic.title()}\n\n{body}\n".encode())
 
 
-@pytest.fixture
-def reindex_paused(monkeypatch):
-    """Each document of a job is its own commit, and the job waits after the first until ``go`` is set."""
-    import threading
-
-    from rag_core import jobs
-
-    go, first_done = threading.Event(), threading.Event()
-    original = jobs._ingest_batch
-
-    def batch(runner, work, index, docs, files):
-        original(runner, work, index, docs, files)
-        first_done.set()
-        assert go.wait(60), "the test never let the job go on"
-
-    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])
-    monkeypatch.setattr(jobs, "_ingest_batch", batch)
-    yield go, first_done
-    go.set()
-
-
-def test_the_server_answers_from_the_serving_index_while_a_reindex_runs_then_follows_it(data_dir, reindex_paused):
+def test_the_server_answers_from_the_serving_index_while_a_reindex_runs_then_follows_it(data_dir, one_by_one):
     from rag_core.activestate import pointer
     from rag_core.config import ChunkingConfig
     from rag_core.jobs import JobRunner
     from rag_core.reindex import start_reindex
 
-    go, first_done = reindex_paused
+    go, first_done = one_by_one
     settings = Settings(data_dir=data_dir)
     old = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
     new = old.model_copy(update={"chunking": ChunkingConfig(max_tokens=64, overlap=8)})
