@@ -92,7 +92,7 @@ def form(question_set) -> None:
                                 help="Every trial is scored at this budget: more tokens can never win.")
     pins = read_pins(strategy, active)
     collection = state.serving_pointer().serving.collection
-    st.caption(md_inert(f"Tunes the index searches use now: `{collection}`, its documents and embedder."))
+    st.caption(f"Tunes the index searches use now, **{md_escape(collection)}**, with its documents and embedder.")
     if not st.button("Start tuning", key="tune_start", type="primary", disabled=pins is None):
         return
     try:
