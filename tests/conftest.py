@@ -120,3 +120,16 @@ def one_by_one(monkeypatch):
     monkeypatch.setattr(jobs, "_ingest_batch", batch)
     yield go, first_done
     go.set()
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored():
+    """Streamlit's script runner leaves ``sys.modules["__main__"]`` set to the last AppTest script it ran; a later
+    test that spawns a process (multiprocessing's "spawn" re-runs ``__main__`` in the child) would then run that
+    script there and fail. Every test ends with the real ``__main__`` back."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
