@@ -59,7 +59,8 @@ KEEP_JOBS = 50  # finished job files kept per data directory (older ones are rem
 # commit per file made a folder of n files cost n² (10,000 files); a cancel rolls back the batch in progress.
 INGEST_BATCH_FILES = 100
 INGEST_BATCH_BYTES = 8 * 1024 * 1024
-_SAVE_EVERY_S = 0.5  # progress writes are throttled; state changes are written at once
+_SAVE_EVERY_S = 0.5  # progress writes are throttled (a held-back report is written one interval later); state
+# changes are written at once
 
 
 def _now() -> str:
@@ -96,6 +97,7 @@ class _Work:
     saved_at: float = 0.0
     started_at: float = 0.0
     pace: deque[tuple[float, float]] = field(default_factory=deque)  # (elapsed_s, progress) since it first moved
+    flush: threading.Timer | None = None  # writes a report the throttle held back, if no later save does
     # Called in the worker with the job's final state ("done", "cancelled", "failed") before that state is saved;
     # returns the closing message (None: keep it). Raising makes the job failed (e.g. a re-index's swap).
     finish: Callable[[JobState, JobStatus], str | None] | None = None
@@ -112,6 +114,7 @@ class JobRunner:
         self._mutex = threading.Lock()
         self._thread: threading.Thread | None = None
         self._shared: dict[Any, tuple[Any, JobStatus]] = {}  # status copies shared by readers (``_shared_copy``)
+        self._saving = threading.RLock()  # the worker and a held-back report's timer write one file in turn
         self._mark_interrupted()
 
     # --- status files -------------------------------------------------------------------------------
@@ -121,24 +124,41 @@ class JobRunner:
         return self.root / f"{job_id}.json"
 
     def _save(self, work: _Work, force: bool = True) -> None:
-        now = time.monotonic()
-        status = work.status
-        if not force and now - work.saved_at < _SAVE_EVERY_S:
-            if work.started_at and not work.pace and status.state == "running" and status.progress > 0:
-                work.pace.append((round(now - work.started_at, 2), status.progress))  # the moment it first moved
-                status.pace_from_s, status.pace_from = work.pace[0]
-            return
-        if work.started_at and status.state == "running" and (work.pace or status.progress > 0):
-            elapsed = round(now - work.started_at, 2)
-            work.pace.append((elapsed, status.progress))
-            anchor = pace_anchor(work.pace, elapsed)
-            while work.pace and work.pace[0][0] < anchor[0]:  # points before the window are not needed again
-                work.pace.popleft()
-            status.pace_from_s, status.pace_from = anchor
-        if work.started_at:
-            status.elapsed_s = round(now - work.started_at, 2)
-        work.saved_at = now
-        atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
+        with self._saving:
+            now = time.monotonic()
+            status = work.status
+            if not force and now - work.saved_at < _SAVE_EVERY_S:
+                if work.started_at and not work.pace and status.state == "running" and status.progress > 0:
+                    work.pace.append((round(now - work.started_at, 2), status.progress))  # the moment it first moved
+                    status.pace_from_s, status.pace_from = work.pace[0]
+                if work.flush is None:  # a task may report nothing more for minutes (a slow model): write it anyway
+                    work.flush = threading.Timer(work.saved_at + _SAVE_EVERY_S - now, self._flush, (work,))
+                    work.flush.daemon = True
+                    work.flush.start()
+                return
+            if work.flush is not None:
+                work.flush.cancel()
+                work.flush = None
+            if work.started_at and status.state == "running" and (work.pace or status.progress > 0):
+                elapsed = round(now - work.started_at, 2)
+                work.pace.append((elapsed, status.progress))
+                anchor = pace_anchor(work.pace, elapsed)
+                while work.pace and work.pace[0][0] < anchor[0]:  # points before the window are not needed again
+                    work.pace.popleft()
+                status.pace_from_s, status.pace_from = anchor
+            if work.started_at:
+                status.elapsed_s = round(now - work.started_at, 2)
+            work.saved_at = now
+            atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
+
+    def _flush(self, work: _Work) -> None:
+        """The timer of a held-back report: write it unless a later save already did (or the job ended)."""
+        with self._saving:
+            if work.flush is None or work.flush is not threading.current_thread():
+                return
+            work.flush = None
+            if work.status.state == "running":
+                self._save(work)
 
     def _read(self, path: Path) -> JobStatus | None:
         try:
