@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_core.errors import EmbeddingError
 from rag_core.retrieval.confidence import calibrate_confidence
 from rag_core.retrieval.terms import content_terms
 from rag_core.types import Chunk, Hit
@@ -151,7 +152,10 @@ def text_relevance(queries: Sequence[str], texts: Sequence[str], embed: Callable
             coverage[i] = [sum(term in present for term in terms) / len(terms) for present in held]
     if embed is None:
         return coverage
-    vectors = np.asarray(embed(list(queries) + list(texts)), dtype=np.float32)
+    try:
+        vectors = np.asarray(embed(list(queries) + list(texts)), dtype=np.float32)
+    except EmbeddingError:  # the embedding endpoint is down: term coverage alone, as without an embedder
+        return coverage
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     cosines = vectors[: len(queries)] @ vectors[len(queries):].T
@@ -294,7 +298,10 @@ def _central(question: str, names: Sequence[str], embed: Callable[[list[str]], n
     asking = [p for p in parts if getattr(p, "role", "question") in ("question", "side")]
     pairs = [(question, n) for n in names]
     pairs += [(p.text, n) for n in names for p in asking if p.text != question and _word(n).search(p.text)]
-    shifts = _shifts(embed, pairs)
+    try:
+        shifts = _shifts(embed, pairs)
+    except EmbeddingError:  # the embedding endpoint is down: every name counts, as without an embedder
+        return list(names)
     central = {name for (_, name), shift in zip(pairs, shifts, strict=True) if shift >= NAME_CENTRALITY}
     return [n for n in names if n in central]
 

@@ -32,7 +32,7 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
 from rag_core.index.protocol import SearchIndex
 from rag_core.llm_client import LLMOutOfTime
-from rag_core.retrieval.retriever import Retriever
+from rag_core.retrieval.retriever import VECTORS_DOWN, Retriever
 from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Hit
 
@@ -222,6 +222,9 @@ def _finish(run: AgentRun, ending: _Ending, index: SearchIndex, started: float) 
     citations = [c for c in citations if c in held]
     if unknown:
         stop_reason += f"; dropped citations not in the context: {', '.join(unknown)}"
+    down = next((s.route_reason for s in run.steps if VECTORS_DOWN in (s.route_reason or "")), "")
+    if down:  # the searches answered by keyword alone (an embedding endpoint or Chroma server down): say so
+        run.warn(down[down.index(VECTORS_DOWN):])
     plan = run.plan
     coverage, found, found_reason = judge_coverage(question, plan, context.hits, index)
     if found and answer.strip() == NOT_FOUND and context.hits:

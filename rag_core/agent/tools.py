@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rag_core.errors import RagError, field_problems
+from rag_core.errors import EmbeddingError, RagError, field_problems
 from rag_core.retrieval.rewrite import MAX_QUERY_CHARS, check_query
 from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Chunk, Granularity, Hit, RetrievalStrategy
@@ -400,8 +401,11 @@ class ToolBox:
         if len(chunks) <= self.zoom_keep:
             return chunks
         terms = content_terms(query)
-        vectors = self.index.embed_texts([query] + [c.text for c in chunks])
-        cosines = vectors[1:] @ vectors[0]
+        try:
+            vectors = self.index.embed_texts([query] + [c.text for c in chunks])
+            cosines = vectors[1:] @ vectors[0]
+        except EmbeddingError:  # the embedding endpoint is down: query-term coverage alone
+            cosines = np.zeros(len(chunks), dtype=np.float32)
         pairs = zip(chunks, cosines, strict=True)
         scored = [(float(cos) + term_coverage(terms, c.text), i) for i, (c, cos) in enumerate(pairs)]
         best = sorted(i for _, i in sorted(scored, reverse=True)[: self.zoom_keep])

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_core.errors import EmbeddingError
 from rag_core.types import Chunk, Hit
 
 
@@ -74,7 +75,8 @@ def dedup_hits(
     threshold: float = 0.85,
     previous: Sequence[Chunk] = (),
 ) -> tuple[list[Hit], DedupReport]:
-    """Keep hits (in order) that add new content; ``embed`` maps texts to L2-normalised rows (None: no cosine test)."""
+    """Keep hits (in order) that add new content; ``embed`` maps texts to L2-normalised rows (None: no cosine test,
+    as when the embedding endpoint is down: then containment alone de-duplicates)."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"de-dup threshold must be in (0, 1], got {threshold}")
     report = DedupReport(threshold=threshold)
@@ -83,7 +85,10 @@ def dedup_hits(
     candidates = [hit.chunk for hit in hits]
     vectors: np.ndarray | None = None
     if embed is not None:
-        vectors = np.asarray(embed([c.text for c in [*previous, *candidates]]), dtype=np.float32)
+        try:
+            vectors = np.asarray(embed([c.text for c in [*previous, *candidates]]), dtype=np.float32)
+        except EmbeddingError:
+            vectors = None
     selected: list[tuple[Chunk, int]] = [(chunk, i) for i, chunk in enumerate(previous)]
     kept: list[Hit] = []
     offset = len(previous)

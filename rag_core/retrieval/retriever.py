@@ -45,6 +45,8 @@ SECTION_EXPAND = 10
 OVERFETCH = 2
 # Share of the smaller of two spans that must overlap for them to count as one place.
 SAME_PLACE_OVERLAP = 0.5
+# Said in a route reason when the vector store or embedding endpoint failed and keyword search answered instead.
+VECTORS_DOWN = "vector search unavailable"
 # Granularity widening: the next, larger set of granularities searched when confidence stays low.
 WIDER_GRANULARITY: dict[str, list[str] | None] = {
     "paragraph": ["paragraph", "section"],
@@ -328,7 +330,7 @@ class Retriever:
                 # The vector store or the embedding endpoint is unreachable (a Chroma server or an embedding
                 # server down): BM25 and the chunks are local, so the question is still answered, by keyword
                 # search, and the trace says why.
-                strategy, reason = "keyword", f"{reason}; vector search unavailable ({e}), answered by keyword search"
+                strategy, reason = "keyword", f"{reason}; {VECTORS_DOWN} ({e}), answered by keyword search"
                 vectors_down = True
                 found = self.search(strategy, query, k, plan.filters(), exclude, config)
             kept = [h for h in found if h.confidence >= config.min_score]
@@ -420,10 +422,7 @@ def _dedup(hits: list[Hit], index: SearchIndex, threshold: float, previous: list
     """De-duplicated hits; with the embedding endpoint down, by containment only (the keyword answer stands)."""
     if not hits:
         return [], DedupReport(threshold=threshold)
-    try:
-        return dedup_hits(hits, index.embed_texts, threshold, previous=previous)
-    except EmbeddingError:
-        return dedup_hits(hits, None, threshold, previous=previous)
+    return dedup_hits(hits, index.embed_texts, threshold, previous=previous)
 
 
 def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:

@@ -67,3 +67,19 @@ def test_cli_search_in_a_new_process_answers_by_keyword(built_then_down):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["hits"] and result["route"] == "keyword" and "vector search unavailable" in result["route_reason"]
+
+
+def test_ask_in_a_new_process_answers_by_keyword_and_says_why(built_then_down):
+    """The agent's own embedding uses (de-duplication, relevance, zooming, the name check) fall back to term
+    overlap during the outage: ``ask`` answered nothing before ("error: the embeddings endpoint … is
+    unreachable", exit 2)."""
+    settings, url = built_then_down
+    env = {**os.environ, "RAG_DATA_DIR": str(settings.data_dir), "RAG_EMBED_BASE_URL": url,
+           "RAG_EMBED_MODEL": "local-model"}
+    done = subprocess.run([sys.executable, "-m", "rag_core", "ask", QUESTION, "--collection", "outage", "--json"],
+                          capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["answer"] and result["context_chunks"]
+    assert all(s["route"] == "keyword" for s in result["steps"] if s["tool"] == "search")
+    assert any("vector search unavailable" in w and url in w for w in result["warnings"]), result["warnings"]
