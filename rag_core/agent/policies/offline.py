@@ -152,7 +152,6 @@ class OfflinePolicy:
         self.spans: dict[str, tuple[str, int, int]] = {}
         self.part_best: dict[str, tuple[float, str]] = {}
         self.whole_unsure = False
-        self.final_budget: int | None = None
         # The question's parts (``decompose``), reported on every action for the loop's extractive answer.
         self.sub_queries: list[str] = []
         # The plan of a question with several parts, the ranked list of each of its searches, whether the
@@ -171,10 +170,7 @@ class OfflinePolicy:
         self.plan = run.plan
         self.lists = {}
         self.hopped = False
-        if self.final_budget is None:
-            self.final_budget = run.context.budget
-            factor = GATHER_FACTOR if not self.plan.split else PARTS_GATHER_FACTOR + len(self.plan.parts)
-            run.context.budget = factor * self.final_budget
+        run.context.gather(GATHER_FACTOR if not self.plan.split else PARTS_GATHER_FACTOR + len(self.plan.parts))
         self.sub_queries = self.plan.queries if self.plan.split else decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
@@ -500,8 +496,7 @@ class OfflinePolicy:
                 "left out")
 
     def _done(self, run: AgentRun, reason: str) -> Action:
-        if self.final_budget is not None:
-            run.context.budget, self.final_budget = self.final_budget, None
+        run.context.end_gathering()
         if self.plan.split and self.lists:
             reason = self._done_parts(run, reason)
         elif self.relevance:
