@@ -143,7 +143,7 @@ def _progress_body(job_id: str) -> None:
 def running_panel(job: JobStatus) -> None:
     st.info(md_inert(f"{job.title} runs in the background: you can visit other pages meanwhile; its result opens "
                      "here when it ends."))
-    st.fragment(run_every=jobs.REFRESH_S)(_progress_body)(job.id)
+    st.fragment(run_every=jobs.refresh_s())(_progress_body)(job.id)
 
 
 def _result_label(key: str) -> str:
