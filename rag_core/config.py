@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Literal
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag_core.types import ChunkingStrategy, ChunkType, EmbedderName, Granularity, PolicyName, RetrievalStrategy
@@ -210,3 +212,37 @@ class RAGConfig(_Strict):
     def collection_name(self, base: str = "docs") -> str:
         """Chroma collection name for this configuration (3–63 chars, [a-zA-Z0-9._-])."""
         return f"{base}-{self.index_key()}"
+
+
+def setting_field(path: str) -> FieldInfo:
+    """The pydantic ``FieldInfo`` of a dotted path of ``RAGConfig`` (ValueError naming the known sections)."""
+    model: type[BaseModel] = RAGConfig
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
+        fields = model.model_fields
+        if part not in fields:
+            known = ", ".join(sorted(fields))
+            raise ValueError(f"unknown setting '{path}': '{part}' is not one of {known}")
+        info = fields[part]
+        if depth == len(parts) - 1:
+            return info
+        model = info.annotation
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ValueError(f"unknown setting '{path}': '{part}' has no sub-settings")
+    raise ValueError(f"unknown setting '{path}'")
+
+
+def field_bounds(path: str) -> tuple[float | None, float | None]:
+    """The (ge, le) bounds a field declares with ``Field(ge=…, le=…)`` (None where it declares none): the one place
+    the tuner's ranges, the command line's range messages and the pages' widgets read them from."""
+    low = high = None
+    for item in setting_field(path).metadata:
+        if isinstance(item, annotated_types.Ge):
+            low = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            low = item.gt
+        elif isinstance(item, annotated_types.Le):
+            high = item.le
+        elif isinstance(item, annotated_types.Lt):
+            high = item.lt
+    return low, high

@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import re
 
+from rag_core.agent.tools import TOOL_SPECS, shorten
 from ui.safe_text import links_as_text, md_escape, safe_markdown
 
 CHUNK_REF = re.compile(r"\[((?:web-)?[0-9a-f]{16})\]")  # a chunk of the index, or a web result (``web-…``)
-GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
-                     "document": "whole documents"}
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return _cut(" ".join(str(text).split()), limit)
 
 
 def chunk_name(index, chunk_id: str) -> str:
@@ -36,38 +31,38 @@ def doc_name(index, doc_id: str) -> str:
     return index.doc_name(doc_id) if index is not None else doc_id
 
 
+# The loop's own steps that are not tools (rag_core.agent.loop): what each one says.
+LOOP_STEP_TITLES = {"fallback": "The LLM endpoint failed: fell back to the offline policy",
+                    "out_of_time": "The question's time budget ran out before the model answered"}
+
+
+class _Names:
+    """The index's names for a step's chunk and document ids (``ToolSpec.title`` asks for them)."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+
+    def chunk(self, chunk_id: str) -> str:
+        return chunk_name(self.index, chunk_id)
+
+    def doc(self, doc_id: str) -> str:
+        return doc_name(self.index, doc_id)
+
+
 def step_title(step, index) -> str:
-    """What a step did, in one Markdown-safe line, e.g. ``Searched sections for “rotate key”``."""
-    a = step.args
-    if step.tool == "search":
-        scope = GRANULARITY_WORDS.get(a.get("granularity", "section"), "chunks")
-        how = f" by {a['strategy']} search" if a.get("strategy") not in (None, "auto") else ""
-        text = f"Searched {scope} for “{_short(a.get('query', ''))}”{how}"
-    elif step.tool == "zoom_in":
-        text = f"Zoomed into {_short(chunk_name(index, a.get('section_id', '')))}"
-    elif step.tool == "zoom_out":
-        text = f"Zoomed out to the section around {_short(chunk_name(index, a.get('chunk_id', '')))}"
-    elif step.tool == "list_documents":
-        text = "Listed the documents"
-    elif step.tool == "list_sections":
-        text = f"Listed the sections of {_short(doc_name(index, a.get('doc_id', '')))}"
-    elif step.tool == "read_section":
-        text = f"Read the section {_short(chunk_name(index, a.get('section_id', '')))}"
-    elif step.tool == "done":
-        cited = len(a.get("citations") or [])
-        text = "Answered" + (f", citing {cited} passage(s)" if cited else "")
-    elif step.tool == "fallback":
-        text = "The LLM endpoint failed: fell back to the offline policy"
-    elif step.tool == "out_of_time":
-        text = "The question's time budget ran out before the model answered"
+    """What a step did, in one Markdown-safe line, e.g. ``Searched sections for “rotate key”``: its tool's own
+    title (``rag_core.agent.tools.TOOLS``), or the loop's words for a step that is not a tool."""
+    spec = TOOL_SPECS.get(step.tool)
+    if spec is not None:
+        text = spec.title(step.args, _Names(index))
     else:
-        text = f"Used {step.tool}"
+        text = LOOP_STEP_TITLES.get(step.tool, f"Used {step.tool}")
     return md_escape(text)
 
 
 def raw_call(step) -> str:
     """The tool call as the agent made it (for the step's expander)."""
-    args = ", ".join(f"{k}={_short(repr(v), 80)}" for k, v in step.args.items() if k != "answer")
+    args = ", ".join(f"{k}={shorten(repr(v), 80)}" for k, v in step.args.items() if k != "answer")
     return f"{step.tool}({args})"
 
 

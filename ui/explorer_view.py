@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.config import ChunkingConfig
+from rag_core.config import ChunkingConfig, field_bounds
 from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
 from ui import chunk_view, jobs, reindex_view, state
 from ui.safe_text import md_escape
@@ -57,7 +57,8 @@ def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None 
     strategies = list(CHUNKING_STRATEGIES)
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
-    max_tokens = st.slider("Max tokens", 32, 2048, min(defaults.max_tokens, 2048), 32, key=f"{prefix}_max_tokens",
+    low, high = field_bounds("chunking.max_tokens")
+    max_tokens = st.slider("Max tokens", low, high, defaults.max_tokens, 32, key=f"{prefix}_max_tokens",
                            persist_state=KEEP)
     limit, overlap_key = overlap_limit(max_tokens), f"{prefix}_overlap"
     if st.session_state.get(overlap_key, 0) > limit:  # a smaller max tokens pulls the overlap down with it

@@ -1,10 +1,15 @@
 """Background jobs in the app: the sidebar panel on every page and a job's per-file table.
 
-Both redraw themselves once a second while a job runs (``st.fragment(run_every=…)``: only that part reruns, the
-page stays usable) and each reruns the whole app once when the job ends, so the page shows its result.
+Both redraw themselves while a job runs (``st.fragment(run_every=…)``: only that part reruns, the page stays
+usable), once a second for one person and less often when many sessions are open (``refresh_s``), and each reruns
+the whole app once when the job ends, so the page shows its result.
 """
 
 from __future__ import annotations
+
+import threading
+import time
+import uuid
 
 import pandas as pd
 import streamlit as st
@@ -14,6 +19,14 @@ from ui import state
 from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 1.0
+# Every open session redraws its own job card: at 1 s each, 8 sessions searching during an ingest made 8 fragment
+# runs a second in the process that also runs the job and every search (searches then took minutes). The
+# interval grows with the sessions seen lately so that all of them together redraw about this often.
+REDRAWS_PER_S = 2.0
+SEEN_FOR_S = 30.0
+SESSION_KEY = "jobs_session"
+_seen: dict[str, float] = {}  # a session's key → when it last drew a page (one process serves every session)
+_seen_lock = threading.Lock()
 # Plain words: a table cell shows no icons (and emoji render as boxes without an emoji font).
 STATE_LABELS = {"queued": "queued", "chunking": "chunking", "chunked": "chunked, waiting to embed",
                 "embedding": "embedding", "embedded": "embedded, committing with its batch", "indexed": "indexed",
@@ -117,7 +130,21 @@ def _cancel_button(job: JobStatus, where: str) -> None:
               help=CANCEL_HELP.get(job.kind, INGEST_CANCEL_HELP))
 
 
+def refresh_s() -> float:
+    """Seconds between redraws of a running job's panel in this session: ``REFRESH_S`` alone, longer when more
+    sessions drew a page in the last ``SEEN_FOR_S`` (8 sessions: 4 s each, 2 redraws a second in all)."""
+    key = st.session_state.setdefault(SESSION_KEY, uuid.uuid4().hex)
+    now = time.monotonic()
+    with _seen_lock:
+        _seen[key] = now
+        for gone in [k for k, seen in _seen.items() if now - seen > SEEN_FOR_S]:
+            del _seen[gone]
+        sessions = len(_seen)
+    return max(REFRESH_S, sessions / REDRAWS_PER_S)
+
+
 def _sidebar_body() -> None:
+    refresh_s()  # a session that only watches its card (no full runs) is still counted
     active = runner().active()
     if _ended({j.id for j in active}):
         st.rerun(scope="app")
@@ -148,7 +175,7 @@ def sidebar_jobs(where) -> None:
     with where:
         if active:
             st.markdown("**Background jobs**")
-            st.fragment(run_every=REFRESH_S)(_sidebar_body)()
+            st.fragment(run_every=refresh_s())(_sidebar_body)()
         else:
             _sidebar_body()
 
@@ -202,6 +229,6 @@ def job_details(job_id: str, where: str = "page", *, shown_running: bool = False
     if job is None:
         return
     if job.active:
-        st.fragment(run_every=REFRESH_S)(_job_body)(job_id, where, True)
+        st.fragment(run_every=refresh_s())(_job_body)(job_id, where, True)
     else:
         _job_body(job_id, where, shown_running)

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from rag_core.config import RetrievalConfig
+from rag_core.config import RetrievalConfig, field_bounds
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, RETRIEVAL_STRATEGIES
 from ui import engineer, explorer_link, state
 from ui import hits as hit_view
@@ -30,6 +30,16 @@ def _sync_knobs(current: RetrievalConfig) -> None:
     st.session_state[KNOBS_FOR] = current
 
 
+def _number(where, label: str, name: str, **kw):
+    """The number input of retrieval knob ``name``: its bounds are its ``RetrievalConfig`` field's (no copy here)."""
+    return where.number_input(label, *field_bounds(f"retrieval.{name}"), key=KNOB + name, **kw)
+
+
+def _slider(where, label: str, name: str, **kw):
+    """The slider of retrieval knob ``name``, bounded by its ``RetrievalConfig`` field."""
+    return where.slider(label, *field_bounds(f"retrieval.{name}"), key=KNOB + name, **kw)
+
+
 def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
     """Every retrieval knob, read from and validated into a new ``RetrievalConfig`` (None when invalid)."""
     _sync_knobs(current)
@@ -38,25 +48,24 @@ def knobs(current: RetrievalConfig) -> RetrievalConfig | None:
     values = {
         "strategy": c[0].selectbox("Strategy", RETRIEVAL_STRATEGIES, key=KNOB + "strategy"),
         "fusion": c[0].radio("Hybrid fusion", ["rrf", "weighted"], horizontal=True, key=KNOB + "fusion"),
-        "rrf_k": c[0].number_input("RRF k", 1, 1000, key=KNOB + "rrf_k"),
-        "hybrid_weight": c[0].slider("Hybrid weight (vector share)", 0.0, 1.0, step=0.05, key=KNOB + "hybrid_weight"),
-        "section_weight": c[0].slider("Section weight (passages ranked with their section)", 0.0, 4.0, step=0.25,
-                                      key=KNOB + "section_weight",
-                                      help="Hybrid passage search with RRF: how much a passage's best-ranked "
-                                           "enclosing section counts (0: off)."),
-        "initial_k": c[1].number_input("Initial k", 1, 100, key=KNOB + "initial_k"),
-        "max_k": c[1].number_input("Max k", 1, 200, key=KNOB + "max_k"),
-        "max_iterations": c[1].number_input("Max iterations", 1, 10, key=KNOB + "max_iterations"),
-        "min_confidence": c[2].slider("Min confidence (stop)", 0.0, 1.0, step=0.05, key=KNOB + "min_confidence"),
-        "min_score": c[2].slider("Min relevance (drop hits below)", 0.0, 1.0, step=0.05, key=KNOB + "min_score",
-                                 help="Acts on the relevance column (calibrated confidence, 0–1, the same for every "
-                                      "strategy), not on the raw retriever scores."),
-        "dedup_threshold": c[2].slider("De-dup threshold (cosine)", 0.5, 1.0, step=0.01, key=KNOB + "dedup_threshold"),
+        "rrf_k": _number(c[0], "RRF k", "rrf_k"),
+        "hybrid_weight": _slider(c[0], "Hybrid weight (vector share)", "hybrid_weight", step=0.05),
+        "section_weight": _slider(c[0], "Section weight (passages ranked with their section)", "section_weight",
+                                  step=0.25, help="Hybrid passage search with RRF: how much a passage's best-ranked "
+                                                  "enclosing section counts (0: off)."),
+        "initial_k": _number(c[1], "Initial k", "initial_k"),
+        "max_k": _number(c[1], "Max k", "max_k"),
+        "max_iterations": _number(c[1], "Max iterations", "max_iterations"),
+        "min_confidence": _slider(c[2], "Min confidence (stop)", "min_confidence", step=0.05),
+        "min_score": _slider(c[2], "Min relevance (drop hits below)", "min_score", step=0.05,
+                             help="Acts on the relevance column (calibrated confidence, 0–1, the same for every "
+                                  "strategy), not on the raw retriever scores."),
+        "dedup_threshold": _slider(c[2], "De-dup threshold (cosine)", "dedup_threshold", step=0.01),
         "granularity": c[3].selectbox("Granularity", (*GRANULARITIES, "any"), key=KNOB + "granularity"),
         "chunk_types": c[3].multiselect("Chunk types (empty: from intent)", list(CHUNK_TYPES),
                                         key=KNOB + "chunk_types") or None,
         "use_intent_filter": c[3].checkbox("Intent → chunk-type filter", key=KNOB + "use_intent_filter"),
-        "token_budget": c[3].number_input("Token budget", 100, 128_000, step=500, key=KNOB + "token_budget"),
+        "token_budget": _number(c[3], "Token budget", "token_budget", step=500),
     }
     shown_max_k = values["max_k"]
     values["max_k"] = max(values["max_k"], values["initial_k"])

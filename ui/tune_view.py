@@ -9,7 +9,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from rag_core import services, tuning_jobs
-from rag_core.config import RAGConfig
+from rag_core.config import RAGConfig, field_bounds
 from rag_core.errors import field_problems
 from rag_core.jobs import JobStatus, format_eta
 from rag_core.tuning import TuneSpec, knob, parse_pins
@@ -87,7 +87,7 @@ def form(question_set) -> None:
                           persist_state=PERSIST, help="search: one-shot retrieval; agent: the agent's steps too.")
     minutes = middle.number_input("Time budget (minutes)", 0.5, 24 * 60.0, 15.0, 0.5, key=MINUTES_KEY,
                                   persist_state=PERSIST, help="The search stops in time to validate the winner.")
-    budget = right.number_input("Context token budget (yours, fixed)", 100, 128_000,
+    budget = right.number_input("Context token budget (yours, fixed)", *field_bounds("retrieval.token_budget"),
                                 int(active.retrieval.token_budget), 100, key=BUDGET_KEY, persist_state=PERSIST,
                                 help="Every trial is scored at this budget: more tokens can never win.")
     pins = read_pins(strategy, active)
@@ -143,7 +143,7 @@ def _progress_body(job_id: str) -> None:
 def running_panel(job: JobStatus) -> None:
     st.info(md_inert(f"{job.title} runs in the background: you can visit other pages meanwhile; its result opens "
                      "here when it ends."))
-    st.fragment(run_every=jobs.REFRESH_S)(_progress_body)(job.id)
+    st.fragment(run_every=jobs.refresh_s())(_progress_body)(job.id)
 
 
 def _result_label(key: str) -> str:

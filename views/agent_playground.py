@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.agent import AgentState
+from rag_core.config import field_bounds
 from rag_core.types import POLICY_NAMES
 from ui import agent_view, engineer, mcp_view, state
 from ui.safe_text import md_escape
@@ -36,14 +37,17 @@ with st.sidebar:
                       index=POLICIES.index(config.agent.policy) if llm_ready else 0, disabled=not llm_ready)
     if not llm_ready:
         st.info(LLM_HELP)
-    knobs = {"max_steps": st.slider("Max steps", 1, 15, config.agent.max_steps, key="agent_max_steps",
-                                    persist_state=KEEP),
-             "max_retrievals": st.slider("Max searches", 1, 10, config.agent.max_retrievals,
-                                         key="agent_max_retrievals", persist_state=KEEP),
-             "context_budget": st.slider("Context budget (tokens)", 200, 8000, config.agent.context_budget, 100,
-                                         key="agent_context_budget", persist_state=KEEP),
+    # The bounds are the fields' own (AgentConfig, RetrievalConfig), not a second copy.
+    knobs = {"max_steps": st.slider("Max steps", *field_bounds("agent.max_steps"), config.agent.max_steps,
+                                    key="agent_max_steps", persist_state=KEEP),
+             "max_retrievals": st.slider("Max searches", *field_bounds("agent.max_retrievals"),
+                                         config.agent.max_retrievals, key="agent_max_retrievals", persist_state=KEEP),
+             "context_budget": st.slider("Context budget (tokens)", *field_bounds("agent.context_budget"),
+                                         config.agent.context_budget, 100, key="agent_context_budget",
+                                         persist_state=KEEP),
              "policy": policy}
-    threshold = st.slider("Min confidence", 0.0, 1.0, config.retrieval.min_confidence, 0.05,
+    threshold = st.slider("Min confidence", *field_bounds("retrieval.min_confidence"),
+                          config.retrieval.min_confidence, 0.05,
                           key="agent_min_confidence", persist_state=KEEP)
     compare = st.toggle("Side by side: one-shot RAG vs agent", key=COMPARE_KEY, persist_state=KEEP)
     knobs["trim_chunks"] = st.toggle(

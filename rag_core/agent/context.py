@@ -43,11 +43,18 @@ def _covers(outer: Chunk, inner: Chunk) -> bool:
 
 
 class AgentContext:
-    """Ordered, de-duplicated hits held by the agent; ``tokens`` is the sum of their chunk tokens."""
+    """Ordered, de-duplicated hits held by the agent; ``tokens`` is the sum of their chunk tokens.
+
+    Two token limits, both explicit: ``budget`` is the final context's (the configuration's, never changed) and
+    ``capacity`` what the context may hold now. They are equal unless a policy gathers more than it will keep
+    (``gather``: the offline policy holds a few budgets' worth while it works, then picks the best within the
+    budget and calls ``end_gathering``).
+    """
 
     def __init__(self, budget: int, dedup_threshold: float = 0.85,
                  embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.budget = budget
+        self.capacity = budget
         self.dedup_threshold = dedup_threshold
         self.embed = embed
         self.hits: list[Hit] = []
@@ -57,6 +64,13 @@ class AgentContext:
     @property
     def tokens(self) -> int:
         return sum(h.chunk.tokens for h in self.hits)
+
+    def gather(self, factor: int) -> None:
+        """Hold up to ``factor`` budgets while gathering (the final context is still chosen within ``budget``)."""
+        self.capacity = factor * self.budget
+
+    def end_gathering(self) -> None:
+        self.capacity = self.budget
 
     @property
     def ids(self) -> list[str]:
@@ -100,12 +114,12 @@ class AgentContext:
                 report.replaced.append({"chunk_id": child.chunk.id, "tokens": child.chunk.tokens,
                                         "reason": f"covered by parent {hit.chunk.id}"})
             self.hits = [h for h in self.hits if h not in covered]
-            if self.tokens + hit.chunk.tokens > self.budget:
+            if self.tokens + hit.chunk.tokens > self.capacity:
                 self.hits.extend(covered)  # refused: put the children back
                 for child in covered:
                     report.replaced.remove(next(r for r in report.replaced if r["chunk_id"] == child.chunk.id))
                 report.removed.append({"chunk_id": hit.chunk.id, "tokens": hit.chunk.tokens, "step": "budget",
-                                       "reason": f"would exceed the context budget of {self.budget} tokens"})
+                                       "reason": f"would exceed the context budget of {self.capacity} tokens"})
                 continue
             self.hits.append(hit)
             report.added.append(hit.chunk.id)
@@ -145,7 +159,7 @@ class AgentContext:
 
     def formatted(self, budget: int | None = None) -> FormattedContext:
         """The context as the model reads it (``--- Document N ---`` blocks), highest score first."""
-        return format_context(self.hits, budget=budget or self.budget)
+        return format_context(self.hits, budget=budget or self.capacity)
 
     def dedup_saving_pct(self) -> float:
         """Share of offered new-material tokens that de-dup kept out of the context, in percent."""

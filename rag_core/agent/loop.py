@@ -135,7 +135,7 @@ def _stopped_step(run: AgentRun, policy: Policy, tool: str, reason: str, error: 
     context = run.context
     step = AgentStep(step=len(run.steps) + 1, policy=policy.name, reason=reason, tool=tool, args={}, ok=False,
                      error=error, threshold=run.threshold, context_tokens_in=context.tokens,
-                     context_tokens_out=context.tokens, context_budget=context.budget,
+                     context_tokens_out=context.tokens, context_budget=context.capacity,
                      elapsed_ms=(time.perf_counter() - started) * 1000)
     run.steps.append(step)
     return step
@@ -298,7 +298,7 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
     context = run.context
     step = AgentStep(step=len(run.steps) + 1, policy=policy_name, reason=action.reason, tool=action.tool,
                      args=action.args if isinstance(action.args, dict) else {"_raw": action.args},
-                     threshold=run.threshold, context_tokens_in=context.tokens, context_budget=context.budget,
+                     threshold=run.threshold, context_tokens_in=context.tokens, context_budget=context.capacity,
                      llm_tokens=action.llm_tokens, llm_retries=list(action.llm_retries))
     outcome = _guarded_outcome(run, action)
     if outcome is None:

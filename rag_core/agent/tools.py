@@ -11,8 +11,9 @@ import ast
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -102,17 +103,84 @@ class DoneArgs(_Args):
     citations: list[str] = Field(default_factory=list, description="Chunk ids whose text supports the answer.")
 
 
-TOOL_ARGS: dict[str, type[_Args]] = {
-    "search": SearchArgs,
-    "zoom_in": ZoomInArgs,
-    "zoom_out": ZoomOutArgs,
-    "list_documents": ListDocumentsArgs,
-    "list_sections": ListSectionsArgs,
-    "read_section": ReadSectionArgs,
-    "done": DoneArgs,
-}
+class Names(Protocol):
+    """A person's names for what a step's arguments point at (a chunk: ``document › heading``; a document)."""
+
+    def chunk(self, chunk_id: str) -> str: ...
+
+    def doc(self, doc_id: str) -> str: ...
+
+
+def shorten(text: Any, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+GRANULARITY_WORDS = {"section": "sections", "paragraph": "paragraphs", "row": "table rows",
+                     "document": "whole documents"}
+
+
+def _search_title(a: dict[str, Any], names: Names) -> str:
+    scope = GRANULARITY_WORDS.get(a.get("granularity", "section"), "chunks")
+    how = f" by {a['strategy']} search" if a.get("strategy") not in (None, "auto") else ""
+    return f"Searched {scope} for “{shorten(a.get('query', ''))}”{how}"
+
+
+def _done_title(a: dict[str, Any], names: Names) -> str:
+    cited = len(a.get("citations") or [])
+    return "Answered" + (f", citing {cited} passage(s)" if cited else "")
+
+
+# How the offline policy folds a tool's result into its relevance ranking: "rank", by the results' ranks;
+# "replaced", the new chunks inherit the best relevance of those they replace; "child", the parent brought in
+# inherits its child's; "", not at all.
+Relevance = Literal["rank", "replaced", "child", ""]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One agent tool, everything about it in one row: its arguments (their model gives the name, description and
+    JSON schema that LLMs and MCP clients see), the sentence the tool-calling prompt says of it, its step's title
+    for people, whether it is a retrieval (it counts toward the step's retrieval record) and how the offline policy
+    ranks what it returns. A new tool is its row here plus its ``ToolBox._<name>`` method."""
+
+    name: str
+    args: type[_Args]
+    prompt: str
+    title: Callable[[dict[str, Any], Names], str]
+    retrieval: bool = False
+    relevance: Relevance = ""
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("search", SearchArgs,
+             'search(query, granularity, focus_area, max_results) finds chunks; granularity "section" (default) '
+             'gives context, "paragraph" a precise block, "row" one table row.',
+             _search_title, retrieval=True, relevance="rank"),
+    ToolSpec("zoom_in", ZoomInArgs, "zoom_in(section_id) narrows a broad section to its relevant paragraphs.",
+             lambda a, n: f"Zoomed into {shorten(n.chunk(a.get('section_id', '')))}",
+             retrieval=True, relevance="replaced"),
+    ToolSpec("zoom_out", ZoomOutArgs, "zoom_out(chunk_id) widens a paragraph to its section.",
+             lambda a, n: f"Zoomed out to the section around {shorten(n.chunk(a.get('chunk_id', '')))}",
+             retrieval=True, relevance="child"),
+    ToolSpec("list_documents", ListDocumentsArgs, "list_documents() lists the documents with their ids.",
+             lambda a, n: "Listed the documents"),
+    ToolSpec("list_sections", ListSectionsArgs, "list_sections(doc_id) lists a document's sections.",
+             lambda a, n: f"Listed the sections of {shorten(n.doc(a.get('doc_id', '')))}"),
+    ToolSpec("read_section", ReadSectionArgs, "read_section(doc_id, section_id) reads one section in full.",
+             lambda a, n: f"Read the section {shorten(n.chunk(a.get('section_id', '')))}", retrieval=True),
+    ToolSpec("done", DoneArgs, "done(answer, citations) ends the task.", _done_title),
+)
+TOOL_SPECS: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
+TOOL_ARGS: dict[str, type[_Args]] = {tool.name: tool.args for tool in TOOLS}
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_ARGS)
-RETRIEVAL_TOOLS = frozenset({"search", "zoom_in", "zoom_out", "read_section"})
+RETRIEVAL_TOOLS = frozenset(tool.name for tool in TOOLS if tool.retrieval)
+
+
+def tools_prompt() -> str:
+    """The tool-calling prompt's paragraph on the tools: each row's own sentence, in the rows' order."""
+    return "Tools: " + " ".join(tool.prompt for tool in TOOLS)
 
 
 def tool_definitions() -> list[dict[str, Any]]:

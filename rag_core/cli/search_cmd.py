@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from rag_core.cli.config_cmd import add_saved_config_flag, saved_config
-from rag_core.config import RetrievalConfig
+from rag_core.config import RetrievalConfig, field_bounds
 from rag_core.types import EMBEDDER_NAMES, GRANULARITIES, RETRIEVAL_STRATEGIES
 
 # The command's own strategy when neither --strategy nor --config says one: ``auto`` (the route is chosen per
@@ -81,14 +81,6 @@ def _effective(base: RetrievalConfig, overrides: dict) -> RetrievalConfig:
         raise ValueError(field_problems(e, unnamed="options", labels=FLAGS, problem=stated_problem)) from e
 
 
-def _field_bounds(name: str) -> tuple[int, int]:
-    """The (ge, le) bounds of a RetrievalConfig field, so a flag's range message follows the model."""
-    metadata = RetrievalConfig.model_fields[name].metadata
-    low = next(m.ge for m in metadata if hasattr(m, "ge"))
-    high = next(m.le for m in metadata if hasattr(m, "le"))
-    return low, high
-
-
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
@@ -96,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.query.strip():
         raise ValueError("the query is empty: give the text to search for")
-    low, high = _field_bounds("initial_k")
+    low, high = field_bounds("retrieval.initial_k")
     if args.k is not None and not low <= args.k <= high:
         raise ValueError(f"--k must be between {low} and {high} (got {args.k})")
     saved = saved_config(args.config)

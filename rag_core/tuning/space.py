@@ -13,10 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
 
-import annotated_types
-from pydantic import BaseModel
-
-from rag_core.config import ChunkingConfig, RAGConfig
+from rag_core.config import ChunkingConfig, RAGConfig, field_bounds
+from rag_core.config import setting_field as _field
 
 TuneStrategy = Literal["search", "agent"]
 TUNE_STRATEGIES: tuple[str, ...] = get_args(TuneStrategy)
@@ -76,39 +74,6 @@ class Knob:
             return {"path": self.path, "kind": self.kind, "choices": list(self.choices)}
         return {"path": self.path, "kind": self.kind, "low": self.low, "high": self.high, "step": self.step,
                 "log": self.log}
-
-
-def _field(path: str):
-    """The pydantic ``FieldInfo`` of a dotted path of ``RAGConfig`` (ValueError naming the known sections)."""
-    model: type[BaseModel] = RAGConfig
-    parts = path.split(".")
-    for depth, part in enumerate(parts):
-        fields = model.model_fields
-        if part not in fields:
-            known = ", ".join(sorted(fields))
-            raise ValueError(f"unknown setting '{path}': '{part}' is not one of {known}")
-        info = fields[part]
-        if depth == len(parts) - 1:
-            return info
-        model = info.annotation
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            raise ValueError(f"unknown setting '{path}': '{part}' has no sub-settings")
-    raise ValueError(f"unknown setting '{path}'")
-
-
-def field_bounds(path: str) -> tuple[float | None, float | None]:
-    """The (ge, le) bounds a field declares with ``Field(ge=…, le=…)`` (None where it declares none)."""
-    low = high = None
-    for item in _field(path).metadata:
-        if isinstance(item, annotated_types.Ge):
-            low = item.ge
-        elif isinstance(item, annotated_types.Gt):
-            low = item.gt
-        elif isinstance(item, annotated_types.Le):
-            high = item.le
-        elif isinstance(item, annotated_types.Lt):
-            high = item.lt
-    return low, high
 
 
 def knob(path: str) -> Knob:

@@ -443,3 +443,18 @@ def test_the_models_plan_is_shown_with_its_search_words(indexed, monkeypatch):
     assert "1. swap my credentials (searched as “rotate API key”) — :green[:material/check_circle:] guide\\.md › Keys" \
         in shown
     assert "2. how long may a call hang (searched as “request timeout default”) — :green[" in shown
+
+
+def test_the_agent_knobs_are_bounded_by_their_config_fields(data_dir):
+    """Max steps, max searches and the context budget reach what AgentConfig accepts (the sliders stopped at 15,
+    10 and 8,000 while the fields allow 30, 30 and 128,000; issue 38.4)."""
+    from rag_core.config import field_bounds
+
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    at.switch_page("views/agent_playground.py").run()
+    for key, path in (("agent_max_steps", "agent.max_steps"), ("agent_max_retrievals", "agent.max_retrievals"),
+                      ("agent_context_budget", "agent.context_budget"),
+                      ("agent_min_confidence", "retrieval.min_confidence")):
+        slider = at.slider(key=key)
+        assert (slider.min, slider.max) == field_bounds(path), key

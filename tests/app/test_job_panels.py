@@ -108,3 +108,23 @@ def test_the_documents_page_keeps_every_running_job_in_view_after_a_conflict(dat
     assert not _page_progress(at)
     assert [s.value.split(" — ")[0] for s in at.success][-2:] == ["Indexing 3 document\\(s\\)",
                                                                   "Indexing 1 document\\(s\\)"]
+
+
+def test_a_job_card_redraws_less_often_when_many_sessions_are_open(monkeypatch):
+    """One session: once a second. Eight sessions that drew a page lately: every 4 s each, 2 redraws a second in
+    all (at 1 s each, 8 sessions searching during an ingest had searches that never settled within 180 s)."""
+    import time
+
+    from ui import jobs
+
+    monkeypatch.setattr(jobs, "_seen", {})
+    sessions = [{} for _ in range(8)]
+    monkeypatch.setattr(jobs.st, "session_state", sessions[0])
+    assert jobs.refresh_s() == jobs.REFRESH_S == 1.0
+    for session in sessions[1:]:
+        monkeypatch.setattr(jobs.st, "session_state", session)
+        jobs.refresh_s()
+    assert jobs.refresh_s() == 8 / jobs.REDRAWS_PER_S == 4.0
+    for key in list(jobs._seen)[:6]:  # six of them left more than SEEN_FOR_S ago
+        jobs._seen[key] = time.monotonic() - jobs.SEEN_FOR_S - 1
+    assert jobs.refresh_s() == 1.0

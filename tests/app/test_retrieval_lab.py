@@ -262,3 +262,19 @@ def test_hits_read_raw_html_as_its_text_and_images_as_their_alt_text(data_dir):
     assert "&lt;p" not in cards and "&lt;img" not in cards and "img.test" not in cards and "<img" not in cards
     texts = " ".join(at.dataframe[0].value["text"])
     assert "[image: FastAPI framework logo]" in texts and "<p" not in texts and "<img" not in texts
+
+
+def test_every_knob_is_bounded_by_its_config_field(indexed):
+    """The Lab's number inputs and sliders take their bounds from RetrievalConfig's fields (issue 38.4), so a value
+    the engine accepts is never out of a widget's reach and a widget never offers one the engine refuses."""
+    from rag_core.config import RetrievalConfig, field_bounds
+    from ui.retrieval_view import KNOB
+
+    at = _app()
+    at.run()
+    widgets = {w.key: w for w in [*at.number_input, *at.slider] if w.key and w.key.startswith(KNOB)}
+    bounded = [name for name in RetrievalConfig.model_fields if field_bounds(f"retrieval.{name}") != (None, None)]
+    assert sorted(k.removeprefix(KNOB) for k in widgets) == sorted(bounded)
+    for name in bounded:
+        widget = widgets[KNOB + name]
+        assert (widget.min, widget.max) == field_bounds(f"retrieval.{name}"), name

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import threading
+import time
 
 from rag_core import jobs as jobs_module
 from rag_core.jobs import WORKER_NICENESS, JobRunner

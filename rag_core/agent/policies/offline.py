@@ -27,7 +27,7 @@ from rag_core.agent.answer import extractive_answer
 from rag_core.agent.compress import compress_hits
 from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance, text_relevance
 from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
-from rag_core.agent.tools import ToolOutcome
+from rag_core.agent.tools import TOOL_SPECS, ToolOutcome
 from rag_core.retrieval.fusion import PAPER_RRF_K
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.rewrite import rewrite_query
@@ -152,7 +152,6 @@ class OfflinePolicy:
         self.spans: dict[str, tuple[str, int, int]] = {}
         self.part_best: dict[str, tuple[float, str]] = {}
         self.whole_unsure = False
-        self.final_budget: int | None = None
         # The question's parts (``decompose``), reported on every action for the loop's extractive answer.
         self.sub_queries: list[str] = []
         # The plan of a question with several parts, the ranked list of each of its searches, whether the
@@ -171,10 +170,7 @@ class OfflinePolicy:
         self.plan = run.plan
         self.lists = {}
         self.hopped = False
-        if self.final_budget is None:
-            self.final_budget = run.context.budget
-            factor = GATHER_FACTOR if not self.plan.split else PARTS_GATHER_FACTOR + len(self.plan.parts)
-            run.context.budget = factor * self.final_budget
+        run.context.gather(GATHER_FACTOR if not self.plan.split else PARTS_GATHER_FACTOR + len(self.plan.parts))
         self.sub_queries = self.plan.queries if self.plan.split else decompose(run.question)
         held = run.context.hits
         if run.state.turns and held:
@@ -297,18 +293,20 @@ class OfflinePolicy:
         self.tasks.extend(follow)
 
     def _rank(self, outcome: ToolOutcome, weight: float) -> None:
-        """Fold one tool result into the relevance ranking: searches by rank, zooms inherit what they replace."""
+        """Fold one tool result into the relevance ranking by its tool's rule (``ToolSpec.relevance``): searches by
+        rank, zooms inherit what they replace."""
         for chunk in outcome.chunks:
             self.spans[chunk.id] = (chunk.doc_id, chunk.start, chunk.end)
-        if outcome.tool == "search":
+        rule = TOOL_SPECS[outcome.tool].relevance if outcome.tool in TOOL_SPECS else ""
+        if rule == "rank":
             for rank, hit in enumerate(outcome.hits, start=1):
                 score = weight * hit.confidence / (RRF_K + rank)
                 self.relevance[hit.chunk.id] = self.relevance.get(hit.chunk.id, 0.0) + score
-        elif outcome.tool == "zoom_in":
+        elif rule == "replaced":
             inherited = max((self.relevance.get(i, 0.0) for i in outcome.replaces), default=0.0)
             for chunk in outcome.chunks:
                 self.relevance[chunk.id] = max(self.relevance.get(chunk.id, 0.0), inherited)
-        elif outcome.tool == "zoom_out" and outcome.chunks:
+        elif rule == "child" and outcome.chunks:
             child = self.relevance.get(str(outcome.args.get("chunk_id")), 0.0)
             parent = outcome.chunks[0].id
             self.relevance[parent] = max(self.relevance.get(parent, 0.0), child)
@@ -500,8 +498,7 @@ class OfflinePolicy:
                 "left out")
 
     def _done(self, run: AgentRun, reason: str) -> Action:
-        if self.final_budget is not None:
-            run.context.budget, self.final_budget = self.final_budget, None
+        run.context.end_gathering()
         if self.plan.split and self.lists:
             reason = self._done_parts(run, reason)
         elif self.relevance:

@@ -34,6 +34,7 @@ from rag_core.agent.tools import (
     ToolOutcome,
     parse_arguments,
     tool_definitions,
+    tools_prompt,
     untrusted,
     untrusted_text,
 )
@@ -43,10 +44,7 @@ from rag_core.tokens import count_tokens
 SYSTEM_PROMPT = """You answer questions about the user's document collection. You can only know what the tools \
 return: never answer from memory.
 
-Tools: search(query, granularity, focus_area, max_results) finds chunks; granularity "section" (default) gives \
-context, "paragraph" a precise block, "row" one table row. zoom_in(section_id) narrows a broad section to its \
-relevant paragraphs; zoom_out(chunk_id) widens a paragraph to its section; list_documents, list_sections and \
-read_section navigate. done(answer, citations) ends the task.
+{tools}
 
 Stopping condition: call done as soon as the retrieved text answers every part of the question, citing the \
 chunk ids (the id attribute) your answer relies on. Also call done, saying what is missing, when two searches \
@@ -74,7 +72,8 @@ TRIM_EXTRA_TOKENS = 48
 
 
 def system_prompt(run: AgentRun) -> str:
-    return SYSTEM_PROMPT.format(max_steps=run.max_steps, max_retrievals=run.config.agent.max_retrievals)
+    return SYSTEM_PROMPT.format(tools=tools_prompt(), max_steps=run.max_steps,
+                                max_retrievals=run.config.agent.max_retrievals)
 
 
 def calls_in_text(text: str) -> tuple[list[ToolCall], str]:
