@@ -5,6 +5,7 @@ each returned chunk opening in the Chunk Explorer; and the hand-over panel (comm
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import datetime
 
 import streamlit as st
@@ -23,7 +24,9 @@ from ui.safe_text import md_escape, md_inert
 REFRESH_S = 2.0
 SHOWN = 30
 ALL_CLIENTS = "all clients"
-CLIENT_KEY, CHECK_KEY, QUERY_KEY = "mcp_client", "mcp_check", "mcp_check_query"
+CLIENT_KEY, CHECK_KEY, QUERY_KEY, CONFIG_KEY = "mcp_client", "mcp_check", "mcp_check_query", "mcp_handover_config"
+CHECKED_FOR_KEY = "mcp_checked_config"  # which configuration's server the check shown tested (None: the active)
+ACTIVE = "The active configuration (follows changes)"
 DEFAULT_QUERY = "how do I get started"
 
 
@@ -99,21 +102,46 @@ def render_call(call: dict, index, key: str) -> None:
                 explorer_link.open_chunk(doc_id, chunk_id)
 
 
+def _served_line(config_name: str | None) -> None:
+    """What the chosen configuration serves, and whether its index is there yet."""
+    from rag_core.stores.collections import read_manifest
+
+    active = state.active_config()
+    tools = "`search_documents`, `list_documents`, `list_sections`, `read_section`, `zoom_in`, `zoom_out`"
+    if config_name is None:
+        st.markdown(f"The server serves the index of the active configuration (**{md_escape(active.name)}**) with "
+                    "its retrieval settings, and follows a re-index or a change of settings without a restart. "
+                    f"Tools: {tools}.")
+        return
+    saved = state.guarded(lambda: state.config_store().load(config_name), "The saved configuration")
+    if saved is None:
+        return
+    st.markdown(f"The server serves the saved configuration **{md_escape(config_name)}** as it is saved (a "
+                "snapshot): its retrieval settings over the index built with its chunking and embedder. "
+                f"Tools: {tools}.")
+    if saved.index_key() != active.index_key() and read_manifest(saved.collection_name(), state.settings()) is None:
+        st.warning(f"Its index is not built yet (its chunking or embedder differs from the active configuration's): "
+                   f"make it active (Evaluate › Saved configurations) or build it with `python -m rag_core ingest "
+                   f"PATH --config {shlex.quote(config_name)}`. Until then every tool call says so.")
+
+
 def handover_panel() -> None:
-    """The exact command and the client configuration for the active configuration, and a real check."""
+    """The exact command and the client configuration for the active configuration or a saved one, and a real
+    check of that server."""
     settings = state.settings()
-    config = state.active_config()
-    st.markdown(f"The server serves the index of the active configuration (**{md_escape(config.name)}**) with its "
-                "retrieval settings, and follows a re-index or a change of settings without a restart. Tools: "
-                "`search_documents`, `list_documents`, `list_sections`, `read_section`, `zoom_in`, `zoom_out`.")
+    chosen = st.selectbox("Configuration to serve", [ACTIVE, *state.config_store().list()], key=CONFIG_KEY,
+                          help="A saved configuration (a tuning study's winner, say) is served as saved; the active "
+                               "one follows every change made in the studio.")
+    config_name = None if chosen == ACTIVE else chosen
+    _served_line(config_name)
     st.markdown("**Desktop agents (stdio)**: add this to the client's MCP configuration (Claude Desktop: "
                 "`claude_desktop_config.json`; Cursor: `.cursor/mcp.json`; any `mcpServers` client).")
-    st.code(client_config_json(settings.data_dir), language="json")
+    st.code(client_config_json(settings.data_dir, config_name), language="json")
     st.markdown("**The same from a terminal**")
-    st.code(shell_command(settings.data_dir), language="bash")
+    st.code(shell_command(settings.data_dir, config_name), language="bash")
     st.markdown("**Over streamable HTTP**: start the server, then give the client its URL (a host other than "
                 "127.0.0.1 needs `RAG_MCP_TOKEN`).")
-    st.code(shell_command(settings.data_dir, http=True), language="bash")
+    st.code(shell_command(settings.data_dir, config_name, http=True), language="bash")
     st.code(json.dumps(http_client_config(), indent=2), language="json")
     st.caption("Agents that take OpenAI function definitions: `python -m rag_core tools --json`.")
     query = st.text_input("Test query", value=DEFAULT_QUERY, key=QUERY_KEY)
@@ -122,9 +150,10 @@ def handover_panel() -> None:
             st.warning("Type a test query first.")
         else:
             with st.spinner("Starting the server over stdio, listing its tools, running one search…"):
-                st.session_state[CHECK_KEY] = check_server(settings.data_dir, query)
+                st.session_state[CHECK_KEY] = check_server(settings.data_dir, query, config_name)
+                st.session_state[CHECKED_FOR_KEY] = config_name
     check = st.session_state.get(CHECK_KEY)
-    if check is not None:
+    if check is not None and st.session_state.get(CHECKED_FOR_KEY) == config_name:  # this server's check only
         render_check(check)
 
 

@@ -33,6 +33,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not 1 <= args.max_calls <= 64:
         raise ValueError(f"--max-calls must be between 1 and 64 (got {args.max_calls})")
+    if args.config:
+        from rag_core.cli.config_cmd import saved_config
+
+        saved_config(args.config)  # an unknown name is refused now, not at the first tool call
     backend = Backend(args.collection, args.config)
     if args.http:
         if not 1 <= args.port <= 65535:

@@ -57,7 +57,10 @@ class Backend:
     """Opens the served index and a retriever for the served configuration, both re-read on every call.
 
     ``collection`` None serves the index serving the active configuration (``rag_core.activestate``): during a
-    re-index the complete old one, after the swap the new one, without a restart.
+    re-index the complete old one, after the swap the new one, without a restart. ``config_name`` (a saved
+    configuration, e.g. the one a tuning study saved) serves its retrieval settings over the index built with its
+    own chunking and embedder: the active one's when they are the same (followed across re-indexes as above),
+    else its own collection (``ingest --config NAME`` builds it; a clear tool error until then).
     """
 
     def __init__(self, collection: str | None = None, config_name: str | None = None) -> None:
@@ -82,21 +85,45 @@ class Backend:
         """The served index, reopened only when what serves changed (a re-index swapped the pointer)."""
         from rag_core import services
 
-        if self.collection:
-            key: tuple = ("collection", self.collection)
+        collection = self.collection or self._saved_collection(settings)
+        if collection:
+            key: tuple = ("collection", collection)
         else:
             from rag_core.activestate import pointer
 
             found = pointer(settings)
             key = ("serving", found.serving.model_dump_json(), found.generation)
         if self._index is None or key != self._index_key:
-            if self.collection:
-                self._index = services.open_collection(self.collection, settings)
+            if collection:
+                self._index = self._open_collection(services, collection, settings)
             else:
                 spec = found.serving
                 self._index = services.open_index(spec.config(), settings, spec.collection)
             self._index_key = key
         return self._index
+
+    def _open_collection(self, services, collection: str, settings):
+        from rag_core.errors import IndexError_
+
+        try:
+            return services.open_collection(collection, settings)
+        except IndexError_ as e:
+            if self.collection:
+                raise
+            raise IndexError_(f"the index of configuration {self.config_name!r} ({collection}) is not built yet: "
+                              f"build it with python -m rag_core ingest PATH --config {self.config_name}, or make "
+                              "the configuration active in the studio (it re-indexes the documents)") from e
+
+    def _saved_collection(self, settings) -> str | None:
+        """The collection of the saved configuration served, or None when the active configuration's index is it
+        (same chunking and embedder: then the serving pointer is followed)."""
+        if not self.config_name:
+            return None
+        from rag_core.activestate import active_config
+        from rag_core.cli.config_cmd import saved_config
+
+        saved = saved_config(self.config_name)
+        return None if saved.index_key() == active_config(settings).index_key() else saved.collection_name()
 
     def toolbox(self) -> ToolBox:
         from rag_core.config import get_settings

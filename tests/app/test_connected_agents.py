@@ -110,3 +110,21 @@ def test_a_server_that_cannot_start_is_a_clear_error(indexed, monkeypatch):
     assert not at.exception
     error = next(e.value for e in at.error if "Test failed" in e.value)
     assert "nope" in error and "Traceback" not in error
+
+
+def test_handover_of_a_saved_configuration_names_it_and_says_when_its_index_is_missing(indexed, data_dir):
+    """A tuned configuration saved by name is handed over as itself (``--config NAME`` in the snippet and the
+    commands); with chunking of its own and no index yet the panel says how to build it."""
+    from rag_core.config import ChunkingConfig
+    from rag_core.configstore import ConfigStore
+
+    tuned = CONFIG.model_copy(update={"name": "tuned 64", "chunking": ChunkingConfig(max_tokens=64, overlap=8)})
+    ConfigStore.for_settings(get_settings()).save(tuned)
+    at = _playground()
+    at.selectbox(key="mcp_handover_config").select("tuned 64").run()
+    assert not at.exception
+    snippet = next(json.loads(c.value) for c in at.code if '"command"' in c.value)
+    assert snippet["mcpServers"]["agentic-rag-studio"]["args"] == ["-m", "rag_core", "serve-mcp", "--config",
+                                                                  "tuned 64"]
+    assert any("serve-mcp --config 'tuned 64' --http" in c.value for c in at.code)
+    assert any("not built yet" in w.value and "--config 'tuned 64'" in w.value for w in at.warning)

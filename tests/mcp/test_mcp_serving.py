@@ -148,3 +148,34 @@ def test_the_server_answers_from_the_serving_index_while_a_reindex_runs_then_fol
     all_docs = {d.id for d in docs}
     assert before == during == after == all_docs
     assert probe.structured_content["chunks"][0]["tokens"] <= 64  # served from the new, finer index
+
+
+def test_a_saved_configuration_is_served_over_its_own_index(data_dir):
+    """``serve-mcp --config NAME`` of a configuration with other chunking (a tuning study's winner) serves that
+    configuration's own index, not its retrieval settings over the active one's chunks; until its index is built
+    a call says how to build it (it served the active index before)."""
+    from rag_core.config import ChunkingConfig
+    from rag_core.configstore import ConfigStore
+    from rag_core.errors import IndexError_
+    from rag_core.mcp_server.server import Backend
+
+    settings = serving_world(data_dir)
+    store = DocumentStore(data_dir)
+    tuned = RAGConfig(name="tuned", embedding=EmbeddingConfig(embedder="hash"),
+                      chunking=ChunkingConfig(max_tokens=64, overlap=8))
+    ConfigStore.for_settings(settings).save(tuned)
+    backend = Backend(None, "tuned")
+    with pytest.raises(IndexError_, match="not built yet: build it with python -m rag_core ingest PATH --config tuned"):
+        backend.call("search_documents", {"query": "rotate the API key"})  # the server makes it a tool error
+    open_index(tuned, settings).ingest([d for d in store.list()])
+    served = backend.call("search_documents", {"query": "rotate the API key"})
+    assert not served.is_error
+    tuned_index = open_index(tuned, settings)
+    assert {c["chunk_id"] for c in served.structured_content["chunks"]} <= {c.id for c in tuned_index.chunks()}
+    same = RAGConfig(name="same-chunks", embedding=EmbeddingConfig(embedder="hash"),
+                     retrieval=RetrievalConfig(initial_k=2, max_k=2))
+    ConfigStore.for_settings(settings).save(same)  # the active chunking: the serving index, followed
+    result = Backend(None, "same-chunks").call("search_documents", {"query": "rotate the API key"})
+    active = open_serving_index(settings)
+    assert not result.is_error and {c["chunk_id"] for c in result.structured_content["chunks"]} <= \
+        {c.id for c in active.chunks()}
