@@ -99,7 +99,10 @@ def _phase(sessions: list[_Session], seconds: float) -> tuple[list[float], int]:
 
 
 def _row(phase: str, times: list[float], unsettled: int) -> str:
-    p95 = statistics.quantiles(times, n=20, method="inclusive")[-1] if len(times) >= 2 else (times[0] if times else float("nan"))
+    if len(times) >= 2:
+        p95 = statistics.quantiles(times, n=20, method="inclusive")[-1]
+    else:
+        p95 = times[0] if times else float("nan")
     p50 = statistics.median(times) if times else float("nan")
     return (f"| {phase} | {len(times) + unsettled} | {len(times)} | {p50:.2f} | {p95:.2f} | "
             f"{max(times, default=float('nan')):.2f} |")
