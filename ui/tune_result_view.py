@@ -49,6 +49,16 @@ def headline(stored: StoredTune) -> None:
         st.info(md_inert(result.trust.get("note", "")))
 
 
+def _clicked_trial(event, numbers: set[int]) -> int | None:
+    """The trial number of the point clicked on the front chart (its ``custom_data``), None when none is."""
+    points = (getattr(event, "selection", None) or {}).get("points") or []
+    for point in points:
+        custom = point.get("customdata") or []
+        if custom and isinstance(custom[0], int | float) and int(custom[0]) in numbers:
+            return int(custom[0])
+    return None
+
+
 def pareto(stored: StoredTune) -> None:
     """The front chart and the picked trial's knob values beside the current configuration's (the front first)."""
     result = stored.result
@@ -56,14 +66,20 @@ def pareto(stored: StoredTune) -> None:
     if not trials:
         st.info("No trial completed, so there is no Pareto front.")
         return
-    st.plotly_chart(charts.pareto_figure(result), key=f"tune_pareto_{stored.job}")
+    event = st.plotly_chart(charts.pareto_figure(result), key=f"tune_pareto_{stored.job}", on_select="rerun",
+                            selection_mode="points")
     front = set(result.pareto)
     ordered = sorted(trials, key=lambda t: (t.number not in front, t.number))  # the front first
     labels = {t.number: f"trial {t.number}{' (Pareto front)' if t.number in front else ''}: "
                         f"{t.metrics.get('quality', 0):.3f} quality, {t.metrics.get('context_tokens', 0):.0f} tokens, "
                         f"{t.metrics.get('latency_ms', 0):.0f} ms" for t in ordered}
-    number = st.selectbox("Configuration of a trial (hover a point for its trial number)", list(labels),
-                          key=f"{FRONT_KEY}_{stored.job}", format_func=labels.get)
+    key = f"{FRONT_KEY}_{stored.job}"
+    clicked = _clicked_trial(event, set(labels))
+    if clicked is not None and st.session_state.get(f"{key}_clicked") != clicked:
+        # A new click picks its trial below; the same selection on later reruns leaves the box as the person set it.
+        st.session_state[key] = st.session_state[f"{key}_clicked"] = clicked
+    number = st.selectbox("Configuration of a trial (click a point, or pick it here)", list(labels), key=key,
+                          format_func=labels.get)
     trial = next(t for t in trials if t.number == number)
     st.dataframe(charts.config_frame(trial.params, result.current_config), hide_index=True, width="stretch")
     if trial.note:

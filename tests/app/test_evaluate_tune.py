@@ -281,3 +281,18 @@ def test_a_study_that_failed_says_why_after_a_reload(data_dir, monkeypatch):
     assert not reloaded.exception
     assert any("failed" in e and "ingest some first" in e for e in _texts(reloaded.error))
     assert _button(reloaded, "Start tuning")  # and it can be started again
+
+
+def test_a_click_on_a_front_point_names_its_trial():
+    """The Pareto chart's selection (``on_select``) gives the clicked point's ``custom_data``: its trial number picks
+    that trial's configuration; a point of no listed trial, or no click, picks nothing."""
+    from types import SimpleNamespace
+
+    from ui.tune_result_view import _clicked_trial
+
+    def event(*points):
+        return SimpleNamespace(selection={"points": list(points), "point_indices": []})
+
+    assert _clicked_trial(event({"x": 700, "y": 0.58, "customdata": [3]}), {1, 3, 5}) == 3
+    assert _clicked_trial(event({"x": 700, "y": 0.58, "customdata": [9]}), {1, 3, 5}) is None
+    assert _clicked_trial(event(), {1, 3}) is None and _clicked_trial(None, {1}) is None
