@@ -249,14 +249,7 @@ class LLMClient:
         if purpose not in PURPOSES:
             raise ValueError(f"unknown purpose {purpose!r}; choose one of {', '.join(PURPOSES)}")
         limit = int(max_tokens or self.max_tokens[purpose])
-        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "temperature": temperature}
-        if tools:
-            kwargs["tools"] = list(tools)
-            kwargs["tool_choice"] = "auto"
-        if on_text is not None:
-            if tools:
-                raise ValueError("streaming (on_text) is for answers: call chat without tools")
-            kwargs["stream"] = True
+        kwargs = self._request(messages, tools, temperature, streamed=on_text is not None)
         retries: list[str] = []
         started = time.perf_counter()
         attempt = 0
@@ -298,29 +291,10 @@ class LLMClient:
                         "check RAG_LLM_BASE_URL and that the server is running"
                     ) from e
             except openai.APIStatusError as e:
-                detail = _server_message(e)
-                if e.status_code == 400 and "max_completion_tokens" in detail and self._limit_key == "max_tokens":
-                    self._limit_key = "max_completion_tokens"  # newer OpenAI models renamed the parameter
-                    continue
-                if _CONTEXT_OVERFLOW.search(detail):
-                    raise LLMContextOverflow(
-                        f"the conversation is larger than the model's context window ({e.status_code}: {detail}); "
-                        "shorten the context (a smaller context budget) or serve the model with a larger context"
-                    ) from e
-                if tools and _NO_TOOLS.search(detail):
-                    raise LLMToolsUnsupported(
-                        f"the LLM at {self.base_url} does not take tools ({e.status_code}: {detail}); the "
-                        "llm-answer policy needs none (llama-server needs --jinja; vLLM --enable-auto-tool-choice)"
-                    ) from e
-                if e.status_code < 500:
-                    raise LLMError(self._status_message(e)) from e
-                if e.status_code not in (502, 503, 504) and _DETERMINISTIC.search(detail):
-                    raise LLMError(
-                        f"the LLM at {self.base_url} failed ({e.status_code}: {detail}); the same request would "
-                        "fail again, so it is not retried"
-                    ) from e
-                wait, reason = None, f"server error {e.status_code}"
-                said = f"; the server said: {detail}" if detail else ""
+                retry = self._status_retry(e, bool(tools))
+                if retry is None:
+                    continue  # sent again at once, with the parameter renamed
+                wait, (reason, said) = None, retry
             if attempt >= self.max_retries:
                 raise LLMError(f"the LLM at {self.base_url} kept failing: {reason} after {attempt + 1} attempts{said}")
             delay = wait if wait is not None else min(self.max_backoff_s, self.backoff_base_s * 2**attempt)
@@ -336,6 +310,45 @@ class LLMClient:
             result = self._parse(response, retries, (time.perf_counter() - started) * 1000)
         result.max_tokens = limit
         return result
+
+    def _request(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
+                 temperature: float, *, streamed: bool) -> dict[str, Any]:
+        """The completion request's arguments (all but the token limit and timeout)."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "temperature": temperature}
+        if tools:
+            kwargs["tools"] = list(tools)
+            kwargs["tool_choice"] = "auto"
+        if streamed:
+            if tools:
+                raise ValueError("streaming (on_text) is for answers: call chat without tools")
+            kwargs["stream"] = True
+        return kwargs
+
+    def _status_retry(self, e: Any, tools: bool) -> tuple[str, str] | None:
+        """An error status of the server: ``(reason, what the server said)`` when worth retrying; None when the
+        request goes again at once (a renamed parameter); else the ``LLMError`` that says why it is not retried."""
+        detail = _server_message(e)
+        if e.status_code == 400 and "max_completion_tokens" in detail and self._limit_key == "max_tokens":
+            self._limit_key = "max_completion_tokens"  # newer OpenAI models renamed the parameter
+            return None
+        if _CONTEXT_OVERFLOW.search(detail):
+            raise LLMContextOverflow(
+                f"the conversation is larger than the model's context window ({e.status_code}: {detail}); "
+                "shorten the context (a smaller context budget) or serve the model with a larger context"
+            ) from e
+        if tools and _NO_TOOLS.search(detail):
+            raise LLMToolsUnsupported(
+                f"the LLM at {self.base_url} does not take tools ({e.status_code}: {detail}); the "
+                "llm-answer policy needs none (llama-server needs --jinja; vLLM --enable-auto-tool-choice)"
+            ) from e
+        if e.status_code < 500:
+            raise LLMError(self._status_message(e)) from e
+        if e.status_code not in (502, 503, 504) and _DETERMINISTIC.search(detail):
+            raise LLMError(
+                f"the LLM at {self.base_url} failed ({e.status_code}: {detail}); the same request would "
+                "fail again, so it is not retried"
+            ) from e
+        return f"server error {e.status_code}", f"; the server said: {detail}" if detail else ""
 
     def _collect(self, stream: Any, on_text: Callable[[str], None], deadline: float | None, retries: list[str],
                  started: float) -> ChatResult:
