@@ -59,11 +59,41 @@ def _report_error(row: dict) -> None:
     print(f"error: {row['path']}: {message}", file=sys.stderr, flush=True)
 
 
+def _resolve(paths) -> tuple[list[dict], list[dict], list[tuple[dict, Path, str]]]:
+    """``(files, skipped, named)``: a report row per file (an error row per missing path), the folder files not
+    loaded with their reason, and each file to load with its row and document name (each file once)."""
+    from rag_core.errors import LoadError
+    from rag_core.loaders import iter_named_paths
+
+    files: list[dict] = []
+    skipped: list[dict] = []  # files found in a folder but not loaded, each with its reason
+    named: list[tuple[dict, Path, str]] = []
+    for raw in paths:
+        try:
+            found = iter_named_paths([raw])
+            wanted = {p for p, _ in found}
+            skipped += [{"path": str(p), "reason": f"skipped: unsupported type ({p.suffix or 'no extension'})"}
+                        for p, _ in iter_named_paths([raw], supported_only=False) if p not in wanted]
+        except LoadError as e:
+            files.append({"path": str(raw), "name": Path(raw).name, "status": "error", "doc_id": None, "chunks": {},
+                          "error": str(e)})
+            continue
+        seen = {str(p.resolve()) for _, p, _ in named}
+        for path, doc_name in found:
+            if str(path.resolve()) in seen:
+                continue
+            row = {"path": str(path), "name": doc_name, "status": "error", "doc_id": None, "chunks": {},
+                   "error": None}
+            files.append(row)
+            named.append((row, path, doc_name))
+    return files, skipped, named
+
+
 def run(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import get_settings
     from rag_core.errors import LoadError, RagError
-    from rag_core.loaders import iter_named_paths, load_path
+    from rag_core.loaders import load_path
     from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_collection
 
@@ -82,27 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
     # Resolve the paths before opening (and so creating) the collection: a run that has nothing to ingest must
     # not leave an empty collection pinned to an embedder behind. A missing path is reported, the others go on.
-    files: list[dict] = []
-    skipped: list[dict] = []  # files found in a folder but not loaded, each with its reason
-    named: list[tuple[dict, Path, str]] = []
-    for raw in args.paths:
-        try:
-            found = iter_named_paths([raw])
-            wanted = {p for p, _ in found}
-            skipped += [{"path": str(p), "reason": f"skipped: unsupported type ({p.suffix or 'no extension'})"}
-                        for p, _ in iter_named_paths([raw], supported_only=False) if p not in wanted]
-        except LoadError as e:
-            files.append({"path": str(raw), "name": Path(raw).name, "status": "error", "doc_id": None, "chunks": {},
-                          "error": str(e)})
-            continue
-        seen = {str(p.resolve()) for _, p, _ in named}
-        for path, doc_name in found:
-            if str(path.resolve()) in seen:
-                continue
-            row = {"path": str(path), "name": doc_name, "status": "error", "doc_id": None, "chunks": {},
-                   "error": None}
-            files.append(row)
-            named.append((row, path, doc_name))
+    files, skipped, named = _resolve(args.paths)
     if not named:  # nothing to ingest at all: one error per path, no collection created
         raise LoadError("; ".join(row["error"].rstrip(".") for row in files) or "no files to ingest")
     for row in files:
