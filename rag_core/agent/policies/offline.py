@@ -136,6 +136,48 @@ class _Task:
     kind: str = "first"
 
 
+# The policy's follow-up searches and zooms, and its conditional-retrieval test (pure functions of a run).
+
+def _retry_task(sub: str, why: str) -> _Task:
+    query = rewritten(sub)
+    if query.lower() == sub.lower():
+        query = f"{query} details"
+    return _Task("search", {"query": query, "granularity": "paragraph", "max_results": 2},
+                 f"{why}: retry with the rewritten query {query!r} at paragraph granularity", sub, kind="retry")
+
+
+def _zoom_tasks(run: AgentRun, outcome: ToolOutcome, sub: str) -> list[_Task]:
+    """Zoom into broad top sections; zoom out of paragraphs too small to stand alone."""
+    held = set(run.context.ids)
+    index = run.toolbox.index
+    zooms = []
+    for hit in outcome.hits[:ZOOM_TOP]:
+        chunk = hit.chunk
+        if chunk.id not in held:
+            continue
+        if chunk.granularity in ("section", "document") and chunk.tokens > ZOOM_IN_TOKENS and chunk.child_ids:
+            zooms.append(_Task("zoom_in", {"section_id": chunk.id},
+                               f"{chunk.granularity} {chunk.heading or chunk.id!r} is broad ({chunk.tokens} "
+                               f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub, kind="zoom"))
+        elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
+            parent = index.get(chunk.parent_id)
+            if parent is None or parent.tokens > ZOOM_IN_TOKENS:
+                continue  # a broad section would be zoomed straight back into
+            zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
+                               f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to its "
+                               f"section ({parent.tokens} tokens) for context", sub, kind="zoom"))
+    return zooms
+
+
+def _covered(run: AgentRun, query: str) -> bool:
+    """True when every term of ``query`` is already in the held context and a held chunk is relevant to it
+    with confidence (conditional retrieval)."""
+    if not run.context.hits:
+        return False
+    held = "\n".join(h.chunk.text for h in run.context.hits)
+    return term_coverage(content_terms(query), held) >= 1.0 and _best_held(run, query) >= run.threshold
+
+
 class OfflinePolicy:
     """Deterministic planner over the agent tools (see module docstring)."""
 
@@ -230,7 +272,7 @@ class OfflinePolicy:
             # A part whose terms the context already holds needs no search, unless the whole question's search
             # was unsure: then holding the words is no evidence of holding the answer.
             if task.tool == "search" and task.kind == "first" and not self.whole_unsure \
-                    and self._covered(run, task.sub_query):
+                    and _covered(run, task.sub_query):
                 self.answered.add(task.sub_query)
                 self.skipped.append(task.sub_query)
                 continue
@@ -272,7 +314,7 @@ class OfflinePolicy:
                 score = hit.confidence / (RRF_K + rank)
                 if score > self.part_best.get(sub, (0.0, ""))[0]:
                     self.part_best[sub] = (score, hit.chunk.id)
-        follow: list[_Task] = self._zooms(run, outcome, sub)
+        follow: list[_Task] = _zoom_tasks(run, outcome, sub)
         unsure = confidence < run.threshold
         low = "no results" if not outcome.hits else f"confidence {confidence:.2f} < {run.threshold:.2f}"
         if task.kind == "first":
@@ -289,7 +331,7 @@ class OfflinePolicy:
                                     f"{low}: search at section granularity for context", sub, kind="context"))
         elif task.kind in ("precise", "context") and unsure and sub in self.sub_queries and sub not in self.answered \
                 and not any(t.kind == "retry" and t.sub_query == sub for t in self.tasks):
-            follow.append(self._retry(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
+            follow.append(_retry_task(sub, f"confidence still {confidence:.2f} < {run.threshold:.2f}"))
         self.tasks.extend(follow)
 
     def _rank(self, outcome: ToolOutcome, weight: float) -> None:
@@ -356,46 +398,6 @@ class OfflinePolicy:
                 candidates.append(max(scored)[2])
             tops += [c for c in candidates if c and c not in tops]
         return tops
-
-    @staticmethod
-    def _retry(sub: str, why: str) -> _Task:
-        query = rewritten(sub)
-        if query.lower() == sub.lower():
-            query = f"{query} details"
-        return _Task("search", {"query": query, "granularity": "paragraph", "max_results": 2},
-                     f"{why}: retry with the rewritten query {query!r} at paragraph granularity", sub, kind="retry")
-
-    @staticmethod
-    def _zooms(run: AgentRun, outcome: ToolOutcome, sub: str) -> list[_Task]:
-        """Zoom into broad top sections; zoom out of paragraphs too small to stand alone."""
-        held = set(run.context.ids)
-        index = run.toolbox.index
-        zooms = []
-        for hit in outcome.hits[:ZOOM_TOP]:
-            chunk = hit.chunk
-            if chunk.id not in held:
-                continue
-            if chunk.granularity in ("section", "document") and chunk.tokens > ZOOM_IN_TOKENS and chunk.child_ids:
-                zooms.append(_Task("zoom_in", {"section_id": chunk.id},
-                                   f"{chunk.granularity} {chunk.heading or chunk.id!r} is broad ({chunk.tokens} "
-                                   f"tokens > {ZOOM_IN_TOKENS}): zoom in to its most relevant parts", sub, kind="zoom"))
-            elif chunk.granularity in ("paragraph", "row") and chunk.tokens < ZOOM_OUT_TOKENS and chunk.parent_id:
-                parent = index.get(chunk.parent_id)
-                if parent is None or parent.tokens > ZOOM_IN_TOKENS:
-                    continue  # a broad section would be zoomed straight back into
-                zooms.append(_Task("zoom_out", {"chunk_id": chunk.id},
-                                   f"{chunk.granularity} {chunk.id} is only {chunk.tokens} tokens: zoom out to its "
-                                   f"section ({parent.tokens} tokens) for context", sub, kind="zoom"))
-        return zooms
-
-    @staticmethod
-    def _covered(run: AgentRun, query: str) -> bool:
-        """True when every term of ``query`` is already in the held context and a held chunk is relevant to it
-        with confidence (conditional retrieval)."""
-        if not run.context.hits:
-            return False
-        held = "\n".join(h.chunk.text for h in run.context.hits)
-        return term_coverage(content_terms(query), held) >= 1.0 and _best_held(run, query) >= run.threshold
 
     # --- questions with several parts -------------------------------------------------------------------------
 
