@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from rag_core.files import atomic_write_text
 from rag_core.index.progress import FileEvent
 from rag_core.jobstatus import (
     ACTIVE_STATES,
@@ -44,7 +45,6 @@ from rag_core.jobstatus import (
     format_eta,
     process_started,
 )
-from rag_core.loaders.document_store import atomic_write_text
 from rag_core.throughput import pace_anchor
 from rag_core.throughput import record as record_throughput
 from rag_core.types import Document

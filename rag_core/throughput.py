@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from rag_core.chunking import chunk_document
-from rag_core.loaders.document_store import atomic_write_text
+from rag_core.files import atomic_write_text
 from rag_core.stores.contextual import plan_vectors
 from rag_core.types import Document
 

@@ -32,8 +32,8 @@ from rag_core.evaluation.questions import (
     load_golden,
     normalise,
 )
+from rag_core.files import atomic_write_text
 from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
-from rag_core.loaders.document_store import atomic_write_text
 from rag_core.retrieval import Retriever
 from rag_core.types import Chunk, Hit, Progress
 

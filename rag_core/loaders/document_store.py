@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from rag_core.errors import field_problems
+from rag_core.files import atomic_write_text
 from rag_core.loaders import document_id, load_many
 from rag_core.loaders.archives import (
     expand_archives,
@@ -39,20 +39,6 @@ log = logging.getLogger(__name__)
 INDEX_FILE = "index.json"
 _ID_RE = re.compile(r"[0-9a-f]{16}")  # used with fullmatch: "$" lets a final "\n" through
 _LOCK_TIMEOUT_S = 30
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old or the new file, never a torn one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class _Metadata(BaseModel):

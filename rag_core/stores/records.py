@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rag_core.config import Settings
-from rag_core.loaders.document_store import atomic_write_text
+from rag_core.files import atomic_write_text
 from rag_core.stores.collections import meta_records
 from rag_core.stores.shared import MetaRecords
 
