@@ -315,3 +315,57 @@ def plan_question(question: str) -> QuestionPlan:
     else:
         kind, why = "multi-part", "several questions in one: each is searched on its own"
     return QuestionPlan(question=question, kind=kind, parts=parts, why=why)
+
+
+# --- the offline policy's sub-queries ---------------------------------------------------------------------
+
+_SIDES = re.compile(
+    r"(?:between|compare|comparing|contrast)\s+(?P<a>.+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!]|$)"
+    r"|^(?P<c>.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(?P<d>.+?)\s*(?:[?.!]|$)"
+    r"|^(?:how|in what way)\s+(?:do|does|did)\s+(?P<e>.+?)\s+and\s+(?P<f>.+?)\s+(?:differ|compare)\b",
+    re.IGNORECASE,
+)
+_SUB_PARTS = re.compile(
+    r"\?\s+|;\s+|\s+and also\s+|,?\s+and (?=(?:what|how|which|where|when|why|who|is|are|does|do|can)\b)",
+    re.IGNORECASE,
+)
+_SUB_PRONOUN = re.compile(r"\b(?:they|them|it|its|their|those|these)\b", re.IGNORECASE)
+_SIDE_FRAME_WORDS = frozenset({"differ", "compare", "comparison", "versus", "vs", "vs.", "in", "how", "long"})
+_SIDE_LEAD = re.compile(r"^(?:what(?:'s| is| are)?|how (?:do|does|is|are)|which|is|are|the)\s+", re.IGNORECASE)
+
+
+def is_comparison(question: str) -> bool:
+    """Whether ``question`` compares two things ("between A and B", "A vs B", "how do A and B differ")."""
+    return bool(_SIDES.search(question))
+
+
+def decompose(question: str) -> list[str]:
+    """Sub-queries of a comparison (one per side) or a multi-part question (one per part); else the question.
+
+    The offline policy's sub-queries of a question its plan (``plan_question``) does not split: they steer its
+    follow-up searches and its extractive answer. Both splittings live here, in the one module that splits
+    questions; they differ on purpose (the plan splits only where each part is a question of its own)."""
+    text = question.strip()
+    match = _SIDES.search(text)
+    if match:
+        a = (match.group("a") or match.group("c") or match.group("e")).strip(" ,")
+        b = (match.group("b") or match.group("d") or match.group("f")).strip(" ,")
+        a = _SIDE_LEAD.sub("", a)
+        a_words, b_words = a.split(), b.split()
+        # "the Basic and Pro plans": the shared head noun ("plans") belongs to both sides.
+        if len(a_words) == 1 and len(b_words) > 1:
+            a = f"{a} {' '.join(b_words[1:])}"
+        frame = _SIDES.sub("", text).strip(" ,?.!")
+        frame_terms = " ".join(w for w in frame.split() if content_terms(w) and w.lower() not in _SIDE_FRAME_WORDS)[:80]
+        return [f"{side} {frame_terms}".strip() for side in (a, b)]
+    alternatives = ALTERNATIVES.match(text)
+    if alternatives:
+        pre = alternatives.group("pre")
+        return [f"{pre} {alternatives.group(side)}" for side in ("g", "h")]
+    parts = [p.strip(" ,?.!") for p in _SUB_PARTS.split(text) if p and len(content_terms(p)) >= 1]
+    if len(parts) > 1:
+        # "…, and what PostgreSQL do they need": the pronoun refers to the first part's subject.
+        subject = " ".join(w for w in re.findall(r"[\w.\-]+", parts[0]) if content_terms(w))
+        parts = [parts[0]] + [f"{p} {subject}" if _SUB_PRONOUN.search(p) else p for p in parts[1:]]
+        return parts[:3]
+    return [text]

@@ -26,7 +26,7 @@ from rag_core.agent.agent_types import Action, AgentRun
 from rag_core.agent.answer import extractive_answer
 from rag_core.agent.compress import compress_hits
 from rag_core.agent.coverage import embedder_id, fill_by_parts, relevance, text_relevance
-from rag_core.agent.plan import ALTERNATIVES, QuestionPlan, plan_question
+from rag_core.agent.plan import QuestionPlan, decompose, is_comparison, plan_question
 from rag_core.agent.tools import TOOL_SPECS, ToolOutcome
 from rag_core.retrieval.fusion import PAPER_RRF_K
 from rag_core.retrieval.intent import classify_intent
@@ -68,49 +68,6 @@ RRF_K = PAPER_RRF_K
 FOLLOW_UP_WEIGHT = 0.5
 # Share of a follow-up's terms the carried-over context must hold to skip retrieval.
 COVERAGE_TO_SKIP = 0.8
-
-_PAIR = re.compile(
-    r"(?:between|compare|comparing|contrast)\s+(?P<a>.+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!]|$)"
-    r"|^(?P<c>.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(?P<d>.+?)\s*(?:[?.!]|$)"
-    r"|^(?:how|in what way)\s+(?:do|does|did)\s+(?P<e>.+?)\s+and\s+(?P<f>.+?)\s+(?:differ|compare)\b",
-    re.IGNORECASE,
-)
-_PARTS = re.compile(
-    r"\?\s+|;\s+|\s+and also\s+|,?\s+and (?=(?:what|how|which|where|when|why|who|is|are|does|do|can)\b)",
-    re.IGNORECASE,
-)
-_PRONOUN = re.compile(r"\b(?:they|them|it|its|their|those|these)\b", re.IGNORECASE)
-_FRAME_WORDS = frozenset({"differ", "compare", "comparison", "versus", "vs", "vs.", "in", "how", "long"})
-_LEAD = re.compile(r"^(?:what(?:'s| is| are)?|how (?:do|does|is|are)|which|is|are|the)\s+", re.IGNORECASE)
-
-
-def decompose(question: str) -> list[str]:
-    """Sub-queries of a comparison (one per side) or a multi-part question (one per part); else the question."""
-    text = question.strip()
-    match = _PAIR.search(text)
-    if match:
-        a = (match.group("a") or match.group("c") or match.group("e")).strip(" ,")
-        b = (match.group("b") or match.group("d") or match.group("f")).strip(" ,")
-        a = _LEAD.sub("", a)
-        a_words, b_words = a.split(), b.split()
-        # "the Basic and Pro plans": the shared head noun ("plans") belongs to both sides.
-        if len(a_words) == 1 and len(b_words) > 1:
-            a = f"{a} {' '.join(b_words[1:])}"
-        frame = _PAIR.sub("", text).strip(" ,?.!")
-        frame_terms = " ".join(w for w in frame.split() if content_terms(w) and w.lower() not in _FRAME_WORDS)[:80]
-        return [f"{side} {frame_terms}".strip() for side in (a, b)]
-    alternatives = ALTERNATIVES.match(text)
-    if alternatives:
-        pre = alternatives.group("pre")
-        return [f"{pre} {alternatives.group(side)}" for side in ("g", "h")]
-    parts = [p.strip(" ,?.!") for p in _PARTS.split(text) if p and len(content_terms(p)) >= 1]
-    if len(parts) > 1:
-        # "…, and what PostgreSQL do they need": the pronoun refers to the first part's subject.
-        subject = " ".join(w for w in re.findall(r"[\w.\-]+", parts[0]) if content_terms(w))
-        parts = [parts[0]] + [f"{p} {subject}" if _PRONOUN.search(p) else p for p in parts[1:]]
-        return parts[:3]
-    return [text]
-
 
 def rewritten(query: str) -> str:
     """A keyword form of ``query`` for the retry: its meaningful words as written, framing dropped."""
@@ -238,7 +195,7 @@ class OfflinePolicy:
             return
         already = {q.lower() for q in run.queries}
         split = len(self.sub_queries) > 1
-        kind = "comparison" if _PAIR.search(run.question) else "multi-part"
+        kind = "comparison" if is_comparison(run.question) else "multi-part"
         plain = {"granularity": "paragraph", "strategy": "hybrid", "widen": False}
         if split and run.question.lower() not in already:
             self.tasks.append(_Task("search", {"query": run.question, **plain, "max_results": FIRST_RESULTS},
