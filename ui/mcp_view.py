@@ -18,7 +18,7 @@ from rag_core.mcp_server.handover import (
     http_client_config,
     shell_command,
 )
-from ui import agent_text, explorer_link, state
+from ui import agent_text, explorer_link, jobs, state
 from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 2.0
@@ -119,10 +119,34 @@ def _served_line(config_name: str | None) -> None:
     st.markdown(f"The server serves the saved configuration **{md_escape(config_name)}** as it is saved (a "
                 "snapshot): its retrieval settings over the index built with its chunking and embedder. "
                 f"Tools: {tools}.")
-    if saved.index_key() != active.index_key() and read_manifest(saved.collection_name(), state.settings()) is None:
-        st.warning(f"Its index is not built yet (its chunking or embedder differs from the active configuration's): "
-                   f"make it active (Evaluate › Saved configurations) or build it with `python -m rag_core ingest "
-                   f"PATH --config {shlex.quote(config_name)}`. Until then every tool call says so.")
+    if saved.index_key() == active.index_key():
+        return
+    collection = saved.collection_name()
+    building = next((j for j in jobs.runner().active() if j.collection == collection), None)
+    if building is not None:
+        st.info(f"Its index (`{collection}`) is being built: {md_escape(jobs.progress_text(building))}. Tool calls "
+                "answer from what it holds so far.")
+    elif read_manifest(collection, state.settings()) is None:
+        st.warning("Its index is not built yet (its chunking or embedder differs from the active configuration's); "
+                   "until it is, every tool call says so. Build it here from the studio's documents, or from "
+                   f"files with `python -m rag_core ingest PATH --config {shlex.quote(config_name)}`.")
+        if st.button("Build its index", key="mcp_build_index", icon=":material/build:",
+                     help="A background job indexes the studio's stored documents with this configuration's "
+                          "chunking and embedder; the active configuration is not changed."):
+            _build_index(saved)
+
+
+def _build_index(saved) -> None:
+    """Queue the saved configuration's own index over every stored document (the active one stays as it is)."""
+    docs = state.guarded(lambda: state.document_store().list(), "The stored documents") or []
+    if not docs:
+        st.info("No document is stored yet: add some on the Documents page first.")
+        return
+    with st.spinner(f"Opening the index of '{saved.name}' (a new embedder loads its model)…"):
+        index = state.guarded(lambda: state.index_for(saved), "Opening its index")
+    if index is not None:
+        jobs.runner().submit_ingest(index, docs, title=f"Indexing {len(docs)} document(s) for '{saved.name}'")
+        st.rerun()
 
 
 def handover_panel() -> None:

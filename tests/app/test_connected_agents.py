@@ -15,7 +15,7 @@ from rag_core.loaders.document_store import DocumentStore
 from rag_core.mcp_server.calllog import record
 from rag_core.mcp_server.handover import CHECK_CLIENT
 from rag_core.services import open_index, open_retriever
-from tests.app.apptest_helpers import studio_app
+from tests.app.apptest_helpers import finish_jobs, studio_app
 from ui.safe_text import md_escape
 
 CONFIG = RAGConfig(name="mcp-view", embedding=EmbeddingConfig(embedder="hash"))
@@ -114,7 +114,8 @@ def test_a_server_that_cannot_start_is_a_clear_error(indexed, monkeypatch):
 
 def test_handover_of_a_saved_configuration_names_it_and_says_when_its_index_is_missing(indexed, data_dir):
     """A tuned configuration saved by name is handed over as itself (``--config NAME`` in the snippet and the
-    commands); with chunking of its own and no index yet the panel says how to build it."""
+    commands); with chunking of its own and no index yet the panel says so and builds it from the stored documents
+    on request, leaving the active configuration as it is."""
     from rag_core.config import ChunkingConfig
     from rag_core.configstore import ConfigStore
 
@@ -128,3 +129,12 @@ def test_handover_of_a_saved_configuration_names_it_and_says_when_its_index_is_m
                                                                   "tuned 64"]
     assert any("serve-mcp --config 'tuned 64' --http" in c.value for c in at.code)
     assert any("not built yet" in w.value and "--config 'tuned 64'" in w.value for w in at.warning)
+    at.button(key="mcp_build_index").click().run()  # builds it from the stored documents, the active one kept
+    finish_jobs(at)
+    assert not at.exception and not any("not built yet" in w.value for w in at.warning)
+    from rag_core.mcp_server.server import Backend
+
+    served = Backend(None, "tuned 64").call("search_documents", {"query": "rotate the API key"})
+    assert not served.is_error and served.structured_content["chunks"]
+    assert len(open_index(tuned, get_settings()).documents()) == 1
+    assert at.session_state["active_config"].name == CONFIG.name  # the active configuration is left as it was
