@@ -44,10 +44,20 @@ def _read_capped(response, deadline: float, url: str) -> bytes:
     """Streams the body; stops at ``MAX_REPLY_BYTES`` or the wall-clock deadline (a trickle cannot outlast it)."""
     parts: list[bytes] = []
     size = 0
+    # urllib's timeout is per socket operation: a read started just before the deadline could wait a whole timeout
+    # more. http.client keeps its socket private (``fp.raw._sock``), and no public hook bounds one read by a
+    # wall clock, so each read's socket timeout is set to the time left where the socket can be reached.
+    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
     while True:
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise RagError(f"web search at {url} did not answer within the time limit")
-        part = response.read1(READ_SIZE)
+        if sock is not None:
+            sock.settimeout(left)
+        try:
+            part = response.read1(READ_SIZE)
+        except TimeoutError as e:
+            raise RagError(f"web search at {url} did not answer within the time limit") from e
         if not part:
             return b"".join(parts)
         size += len(part)

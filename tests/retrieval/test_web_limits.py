@@ -92,3 +92,23 @@ def test_a_trickling_reply_is_cut_at_the_deadline(servers):
     with pytest.raises(RagError, match="time limit"):
         web.web_search(servers(trickle), "x", timeout_s=1.0)
     assert time.monotonic() - start < 2.5
+
+
+def test_a_stalled_read_ends_at_the_deadline_not_a_socket_timeout_later(servers):
+    """Headers, one byte at 1.2 s, then silence: the next read waits only for the time left, not a whole new timeout."""
+    def stall(h):
+        h.send_response(200)
+        h.end_headers()
+        h.wfile.flush()
+        try:
+            time.sleep(1.2)
+            h.wfile.write(b" ")
+            h.wfile.flush()
+            time.sleep(6)
+        except OSError:
+            pass
+
+    start = time.monotonic()
+    with pytest.raises(RagError, match="time limit|unreachable"):
+        web.web_search(servers(stall), "x", timeout_s=1.5)
+    assert time.monotonic() - start < 2.1  # each read could wait a whole timeout: 1.2 + 1.5 = 2.7 s
