@@ -143,7 +143,8 @@ class ToolSpec:
     """One agent tool, everything about it in one row: its arguments (their model gives the name, description and
     JSON schema that LLMs and MCP clients see), the sentence the tool-calling prompt says of it, its step's title
     for people, whether it is a retrieval (it counts toward the step's retrieval record) and how the offline policy
-    ranks what it returns. A new tool is its row here plus its ``ToolBox._<name>`` method."""
+    ranks what it returns, and its name as an MCP tool. A new tool is its row here plus its ``ToolBox._<name>``
+    method: the prompt, the schemas, the step titles, the offline ranking and the MCP server read the row."""
 
     name: str
     args: type[_Args]
@@ -151,13 +152,18 @@ class ToolSpec:
     title: Callable[[dict[str, Any], Names], str]
     retrieval: bool = False
     relevance: Relevance = ""
+    mcp: str | None = ""  # its name as an MCP tool: "" the same name, None not served (the agent's own ending)
+
+    @property
+    def mcp_name(self) -> str | None:
+        return self.name if self.mcp == "" else self.mcp
 
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("search", SearchArgs,
              'search(query, granularity, focus_area, max_results) finds chunks; granularity "section" (default) '
              'gives context, "paragraph" a precise block, "row" one table row.',
-             _search_title, retrieval=True, relevance="rank"),
+             _search_title, retrieval=True, relevance="rank", mcp="search_documents"),
     ToolSpec("zoom_in", ZoomInArgs, "zoom_in(section_id) narrows a broad section to its relevant paragraphs.",
              lambda a, n: f"Zoomed into {shorten(n.chunk(a.get('section_id', '')))}",
              retrieval=True, relevance="replaced"),
@@ -170,7 +176,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              lambda a, n: f"Listed the sections of {shorten(n.doc(a.get('doc_id', '')))}"),
     ToolSpec("read_section", ReadSectionArgs, "read_section(doc_id, section_id) reads one section in full.",
              lambda a, n: f"Read the section {shorten(n.chunk(a.get('section_id', '')))}", retrieval=True),
-    ToolSpec("done", DoneArgs, "done(answer, citations) ends the task.", _done_title),
+    ToolSpec("done", DoneArgs, "done(answer, citations) ends the task.", _done_title, mcp=None),
 )
 TOOL_SPECS: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 TOOL_ARGS: dict[str, type[_Args]] = {tool.name: tool.args for tool in TOOLS}

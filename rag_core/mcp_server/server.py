@@ -1,8 +1,9 @@
 """An MCP server (official ``mcp`` SDK, low-level ``Server``) whose tools are the agent's own (agent/tools.py).
 
 The low-level server is used rather than ``MCPServer`` decorators so that names, descriptions and JSON schemas
-come from ``TOOL_ARGS`` unchanged (one source of truth). Every call runs through ``ToolBox.execute``, which
-validates the arguments and never raises for bad input; the result text keeps the untrusted-document wrapping.
+come from the agent's ``ToolSpec`` rows unchanged (one source of truth). Every call runs through
+``ToolBox.execute``, which validates the arguments and never raises for bad input; the result text keeps the
+untrusted-document wrapping.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel.server import Server
 
-from rag_core.agent.tools import TOOL_ARGS, ToolBox, ToolOutcome, tool_definitions, untrusted_text
+from rag_core.agent.tools import TOOLS, ToolBox, ToolOutcome, tool_definitions, untrusted_text
 
-# MCP name of each agent tool served ("done" is the agent's own ending, not a retrieval tool).
-MCP_NAMES = {"search": "search_documents", "list_documents": "list_documents", "list_sections": "list_sections",
-             "read_section": "read_section", "zoom_in": "zoom_in", "zoom_out": "zoom_out"}
+# MCP name of each agent tool served, from its ToolSpec row ("done" is the agent's own ending: not served).
+MCP_NAMES = {tool.name: tool.mcp_name for tool in TOOLS if tool.mcp_name}
 AGENT_NAMES = {mcp: agent for agent, mcp in MCP_NAMES.items()}
 CALL_TIMEOUT_S = 30.0
 MAX_CONCURRENT_CALLS = 4
@@ -35,9 +35,7 @@ def mcp_tools() -> list[types.Tool]:
     """
     by_name = {d["function"]["name"]: d["function"] for d in tool_definitions()}
     tools = []
-    for name in TOOL_ARGS:
-        if name not in MCP_NAMES:
-            continue
+    for name in MCP_NAMES:
         description, schema = by_name[name]["description"], by_name[name]["parameters"]
         if name == "search":
             for prop in schema.get("properties", {}).values():

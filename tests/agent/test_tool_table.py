@@ -1,35 +1,45 @@
-"""The agent's tools are one table (``rag_core.agent.tools.TOOLS``, issue 38.1): each row gives the tool's argument
-model, its sentence in the tool-calling prompt, its step title and how the offline policy ranks its result, and
-everything else is derived from the rows. A new tool is its row plus its ``ToolBox._<name>`` method: these tests
-fail when a row lacks its method or a part of the studio still lists the tools by hand."""
+"""Issue 38.1: an agent tool is one ToolSpec row plus its ToolBox method. Every place that names tools reads the
+rows, so a row added to ``TOOLS`` (and its ``ToolBox._<name>``) reaches the tool-calling prompt, the OpenAI tool
+definitions, argument validation, the step titles, the offline policy's ranking and the MCP server, and a new
+hand-written list anywhere of these would fail here. (Trial, a scratch branch: a ``count_sections`` tool was its
+argument model, its row and its method, all in ``rag_core/agent/tools.py``; ``tools --json`` and the MCP server
+listed it with nothing else changed.)"""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from rag_core.agent.policies.tool_calling import SYSTEM_PROMPT
-from rag_core.agent.tools import RETRIEVAL_TOOLS, TOOL_ARGS, TOOL_NAMES, TOOLS, ToolBox, tool_definitions, tools_prompt
-from tests.fakes.index import FakeIndex
+import pytest
+
+from rag_core.agent import tools
+from rag_core.agent.policies.tool_calling import calls_in_text
+from rag_core.mcp_server.server import MCP_NAMES, mcp_tools
 from ui.agent_text import step_title
 
 
-def test_every_row_has_its_toolbox_method():
-    for tool in TOOLS:
-        assert callable(getattr(ToolBox, f"_{tool.name}", None)), f"{tool.name}: no ToolBox._{tool.name}"
+class _Index:
+    def get(self, chunk_id):
+        return None
+
+    def doc_name(self, doc_id):
+        return doc_id
 
 
-def test_the_prompt_schemas_and_names_come_from_the_rows():
-    assert TOOL_NAMES == tuple(t.name for t in TOOLS) == tuple(TOOL_ARGS)
-    assert [d["function"]["name"] for d in tool_definitions()] == list(TOOL_NAMES)
-    assert "{tools}" in SYSTEM_PROMPT  # the prompt's tool paragraph is the rows', not a hand-written list
-    prompt = tools_prompt()
-    for tool in TOOLS:
-        assert tool.prompt in prompt and tool.prompt.startswith(tool.name)
-    assert RETRIEVAL_TOOLS == {"search", "zoom_in", "zoom_out", "read_section"}
+@pytest.mark.parametrize("spec", tools.TOOLS, ids=lambda s: s.name)
+def test_every_consumer_reads_the_row(spec):
+    assert spec.prompt in tools.tools_prompt()
+    assert spec.name in {d["function"]["name"] for d in tools.tool_definitions()}
+    assert tools.TOOL_ARGS[spec.name] is spec.args
+    assert callable(getattr(tools.ToolBox, f"_{spec.name}", None)) or spec.name == "done"
+    assert (spec.name in tools.RETRIEVAL_TOOLS) == spec.retrieval
+    served = {t.name for t in mcp_tools()}
+    assert (spec.mcp_name in served) if spec.mcp_name else (spec.name not in MCP_NAMES)
+    calls, _ = calls_in_text(f'<tool_call>{{"name": "{spec.name}", "arguments": {{}}}}</tool_call>')
+    assert [c.name for c in calls] == [spec.name]  # the text-call reader knows the tool by its row
+    step = SimpleNamespace(tool=spec.name, args={})
+    assert step_title(step, _Index()) != f"Used {spec.name}"  # the row's own title, not the fallback
 
 
-def test_every_tool_has_its_own_step_title():
-    index = FakeIndex([], names={})
-    for tool in TOOLS:
-        title = step_title(SimpleNamespace(tool=tool.name, args={}), index)
-        assert title and not title.startswith("Used "), tool.name
+def test_the_mcp_server_serves_exactly_the_rows_marked_served():
+    assert [t.name for t in mcp_tools()] == [s.mcp_name for s in tools.TOOLS if s.mcp_name]
+    assert "done" not in MCP_NAMES
