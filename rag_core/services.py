@@ -52,7 +52,7 @@ def open_serving_index(settings: Settings | None = None, *, embedder=None):
 def open_llm(settings: Settings | None = None, *, required: bool = False):
     """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
     (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""
-    from rag_core.llm_client import LLMClient, llm_from_settings
+    from rag_core.llm import LLMClient, llm_from_settings
 
     settings = settings or get_settings()
     return LLMClient(settings) if required else llm_from_settings(settings)
