@@ -113,7 +113,7 @@ def run(limit: int, budget: int, data_dir: Path, verbose: bool) -> dict[str, Any
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     from rag_core.agent import ask
     from rag_core.config import RAGConfig, Settings, get_settings
-    from rag_core.llm_client import LLMClient
+    from rag_core.llm import LLMClient
     from rag_core.retrieval.retriever import Retriever
 
     qa = load_fastapi(limit)

@@ -71,7 +71,7 @@ def searches_during_ingest(data_dir: Path, embedder_name: str = "hash", clients:
     from rag_core.config import Settings
     from rag_core.embeddings import get_embedder
     from rag_core.index import Index
-    from rag_core.jobs import JobRunner
+    from rag_core.serving.jobs import JobRunner
 
     settings = Settings(data_dir=data_dir)
     embedder = get_embedder(embedder_name, settings, cache_dir=Path(data_dir) / "cache")

@@ -53,10 +53,10 @@ def questions(limit: int) -> list[str]:
 
 def prepare(data_dir: Path, embedder: str):
     """The FastAPI docs indexed with the default configuration, made active; returns the settings and config."""
-    from rag_core.activestate import activate
     from rag_core.config import EmbeddingConfig, RAGConfig, Settings
     from rag_core.loaders import load_path
     from rag_core.services import open_index
+    from rag_core.serving.activestate import activate
 
     data_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(data_dir=data_dir)

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import time
 
-from rag_core.activestate import active_config, pointer
 from rag_core.config import RAGConfig, Settings, get_settings
-from rag_core.configstore import default_config
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.showcase import choose_showcase
 from rag_core.loaders import load_path, sample_paths
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
+from rag_core.serving.activestate import active_config, pointer
+from rag_core.serving.configstore import default_config
 
 __all__ = ["default_config", "load_samples", "prepare_demo"]
 
 
 def load_samples(settings: Settings | None = None, config: RAGConfig | None = None, log=print) -> dict:
     """Store the sample documents and index those the configuration's index lacks (by default the index serving
-    the app's active configuration, ``rag_core.activestate``). Returns a summary."""
+    the app's active configuration, ``rag_core.serving.activestate``). Returns a summary."""
     settings = settings or get_settings()
     demo_config = config  # the guided demo's choice is kept per configuration: the one Home shows
     if config is None:

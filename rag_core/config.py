@@ -2,7 +2,7 @@
 
 ``Settings`` holds deployment facts (where data lives, which servers exist) read from ``RAG_*``
 environment variables. ``RAGConfig`` holds what a user tunes (chunking, embedding, retrieval, agent);
-named configurations are saved as JSON in the data directory (see ``rag_core.configstore``).
+named configurations are saved as JSON in the data directory (see ``rag_core.serving.configstore``).
 """
 
 from __future__ import annotations

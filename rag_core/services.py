@@ -40,9 +40,9 @@ def open_index(config: RAGConfig, settings: Settings | None = None, collection: 
 
 
 def open_serving_index(settings: Settings | None = None, *, embedder=None):
-    """The index serving the active configuration's searches (``rag_core.activestate``): during a re-index, the
+    """The index serving the active configuration's searches (``rag_core.serving.activestate``): during a re-index, the
     complete old one; ``embedder`` as in ``open_index``."""
-    from rag_core.activestate import pointer
+    from rag_core.serving.activestate import pointer
 
     settings = settings or get_settings()
     spec = pointer(settings).serving
@@ -52,7 +52,7 @@ def open_serving_index(settings: Settings | None = None, *, embedder=None):
 def open_llm(settings: Settings | None = None, *, required: bool = False):
     """The OpenAI-compatible chat client of ``settings``; None when no LLM is configured, unless ``required``
     (then the ``LLMError`` saying which ``RAG_LLM_*`` variables to set)."""
-    from rag_core.llm_client import LLMClient, llm_from_settings
+    from rag_core.llm import LLMClient, llm_from_settings
 
     settings = settings or get_settings()
     return LLMClient(settings) if required else llm_from_settings(settings)
@@ -139,7 +139,7 @@ def tune_collection(spec, questions=None, *, draft: int = 0, settings: Settings 
     documents (seeded by ``spec.seed``). The current configuration is the active one with the collection's own
     chunking and embedder (what a search of the collection uses today), so its index is the collection itself.
     """
-    from rag_core.activestate import active_config
+    from rag_core.serving.activestate import active_config
     from rag_core.stores.collections import read_manifest
     from rag_core.tuning import TuneInputs, run_study
 

@@ -106,18 +106,18 @@ def one_by_one(monkeypatch):
     (a re-index caught half-way: the serving index must keep answering)."""
     import threading
 
-    from rag_core import jobs
+    from rag_core.serving import ingest_job
 
     go, first_done = threading.Event(), threading.Event()
-    original = jobs._ingest_batch
+    original = ingest_job._ingest_batch
 
     def batch(runner, work, index, docs, files):
         original(runner, work, index, docs, files)
         first_done.set()
         assert go.wait(60), "the test never let the job go on"
 
-    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])
-    monkeypatch.setattr(jobs, "_ingest_batch", batch)
+    monkeypatch.setattr(ingest_job, "ingest_batches", lambda docs: [[doc] for doc in docs])
+    monkeypatch.setattr(ingest_job, "_ingest_batch", batch)
     yield go, first_done
     go.set()
 

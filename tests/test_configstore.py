@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rag_core.config import RAGConfig
-from rag_core.configstore import ConfigStore, parse_config, snapshot_status
+from rag_core.serving.configstore import ConfigStore, parse_config, snapshot_status
 
 
 def test_save_list_load_duplicate_delete(tmp_path):

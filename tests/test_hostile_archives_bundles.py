@@ -13,9 +13,9 @@ from rag_core.evaluation.bundle import export_bundle, import_bundle, read_bundle
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.runner import Outcome, run_evaluation
 from rag_core.index import Index
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
+from rag_core.serving.jobs import JobRunner
 from rag_core.types import Chunk, Document
 
 QSET = QuestionSet(name="tiny", kind="upload", questions=[

@@ -14,7 +14,7 @@ import pytest
 
 from rag_core.agent import ask
 from rag_core.config import RAGConfig, RetrievalConfig
-from rag_core.llm_client import (
+from rag_core.llm import (
     MAX_ARGUMENT_DEPTH,
     LLMClient,
     message_text,

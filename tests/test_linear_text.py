@@ -156,7 +156,7 @@ def test_citation_markers_are_the_ones_the_old_pattern_found(text):
     "x}" + "{" * 600_000,
 ])
 def test_json_object_in_is_linear_and_says_what_is_wrong(reply):
-    from rag_core.llm_client import json_object_in
+    from rag_core.llm import json_object_in
 
     started = time.perf_counter()
     with pytest.raises(ValueError, match="no JSON object|malformed"):
@@ -165,7 +165,7 @@ def test_json_object_in_is_linear_and_says_what_is_wrong(reply):
 
 
 def test_json_object_in_still_reads_the_object_among_prose():
-    from rag_core.llm_client import json_object_in
+    from rag_core.llm import json_object_in
 
     assert json_object_in('Sure: {"a": {"b": 1}} done') == {"a": {"b": 1}}
 

@@ -9,7 +9,7 @@ import pytest
 
 from rag_core.config import Settings
 from rag_core.errors import LLMError
-from rag_core.llm_client import LLMClient, json_object_in, llm_from_settings, parse_retry_after
+from rag_core.llm import LLMClient, json_object_in, llm_from_settings, parse_retry_after
 from tests.fakes import openai_server as fake
 
 
@@ -118,7 +118,7 @@ def test_a_500_that_says_why_is_not_retried_and_its_message_is_shown(scripted_se
 
 
 def test_context_overflow_is_recognised(scripted_server, make_llm_settings):
-    from rag_core.llm_client import LLMContextOverflow
+    from rag_core.llm import LLMContextOverflow
 
     message = fake.CONTEXT_OVERFLOW.format(prompt=9000, n_ctx=8192)
     with scripted_server([fake.error(400, message)]) as server:
@@ -128,7 +128,7 @@ def test_context_overflow_is_recognised(scripted_server, make_llm_settings):
 
 
 def test_tools_not_supported_is_recognised(scripted_server, make_llm_settings):
-    from rag_core.llm_client import LLMToolsUnsupported
+    from rag_core.llm import LLMToolsUnsupported
 
     tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
     with scripted_server([fake.error(400, "registry.ollama.ai/library/gemma:2b does not support tools")]) as server:
@@ -150,7 +150,7 @@ def test_max_completion_tokens_when_the_server_asks_for_it(scripted_server, make
 def test_deadline_caps_the_wait_and_stops_retries(scripted_server, make_llm_settings):
     import time
 
-    from rag_core.llm_client import LLMOutOfTime
+    from rag_core.llm import LLMOutOfTime
 
     with scripted_server([{"delay": 4.0, **fake.answer("late")}]) as server:
         client = _client(server.base_url, make_llm_settings, llm_timeout_s=30.0)

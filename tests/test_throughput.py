@@ -10,7 +10,7 @@ from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Index
 from rag_core.loaders import load_bytes
-from rag_core.throughput import (
+from rag_core.serving.throughput import (
     LONG_INGEST_S,
     Throughput,
     combine,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.evaluation.showcase import prepare_after_ingest
-from rag_core.jobs import JobStatus
 from rag_core.loaders.document_store import add_files, resolve_conflicts
-from rag_core.throughput import duration_text, ingest_estimate
+from rag_core.serving.jobs import JobStatus
+from rag_core.serving.throughput import duration_text, ingest_estimate
 from rag_core.types import GRANULARITIES
 from ui import jobs, state
 from ui.safe_text import md_escape

@@ -1,6 +1,6 @@
 """Evaluation runs and sweeps on the Evaluate page as background jobs: start one, follow it, open its result.
 
-The job runs on the data directory's job runner (``rag_core.jobs``), so it goes on while the person visits other
+The job runs on the data directory's job runner (``rag_core.serving.jobs``), so it goes on while the person visits other
 pages, shows in the sidebar of every page with its ETA and a Cancel button, and its run is stored when it ends.
 """
 
@@ -10,7 +10,7 @@ import streamlit as st
 
 from rag_core import services
 from rag_core.evaluation.background import EVAL_KINDS, submit_evaluation
-from rag_core.jobs import JobStatus
+from rag_core.serving.jobs import JobStatus
 from ui import jobs, state
 from ui.safe_text import md_escape
 

@@ -14,7 +14,7 @@ import uuid
 import pandas as pd
 import streamlit as st
 
-from rag_core.jobs import JobStatus, format_eta, runner_for
+from rag_core.serving.jobs import JobStatus, format_eta, runner_for
 from ui import state
 from ui.safe_text import md_escape, md_inert
 

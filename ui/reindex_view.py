@@ -13,7 +13,7 @@ from ui.safe_text import md_escape, md_inert
 def start(config: RAGConfig):
     """Save ``config`` as the active configuration for everyone and re-index every stored document with it beside
     the serving index; the job's status, or None when the serving index is already built that way."""
-    from rag_core.reindex import start_reindex
+    from rag_core.serving.reindex import start_reindex
 
     docs = state.document_store().list()
     job = start_reindex(state.settings(), config, state.index_to_build(config), docs, runner=jobs.runner(),
@@ -38,7 +38,7 @@ def status(skip_job: str | None = None) -> None:
         return
     if serving.collection == config.collection_name():
         return
-    from rag_core.activestate import IndexSpec
+    from rag_core.serving.activestate import IndexSpec
 
     wanted = IndexSpec.of(config)
     with st.container(border=True):

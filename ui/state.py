@@ -2,8 +2,8 @@
 
 Heavy, thread-safe objects (settings, stores, embedders, indexes, the LLM client) are ``st.cache_resource``, opened
 through ``rag_core.services`` like the CLI's. The active configuration and the index serving it are stored
-(``rag_core.activestate``: data folder or Chroma server), the same for every session; what a user picked on a page
-(cross-page pre-fills, widget values) lives only in ``st.session_state``.
+(``rag_core.serving.activestate``: data folder or Chroma server), the same for every session; what a user picked on
+a page (cross-page pre-fills, widget values) lives only in ``st.session_state``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def document_store():
 
 @st.cache_resource(show_spinner=False)
 def config_store():
-    from rag_core.configstore import ConfigStore
+    from rag_core.serving.configstore import ConfigStore
 
     return ConfigStore.for_settings(settings())
 
@@ -85,7 +85,7 @@ def embedder(embedding_json: str):
 
 @st.cache_resource(show_spinner=False)
 def active_store():
-    from rag_core.activestate import ActiveStore
+    from rag_core.serving.activestate import ActiveStore
 
     return ActiveStore.for_settings(settings())
 
@@ -100,7 +100,7 @@ def _index(collection: str, config_json: str, generation: int = 0):
 
 def serving_pointer():
     """The stored ``IndexPointer``: the index serving the active configuration and a re-index building beside it."""
-    from rag_core.activestate import IndexPointer, IndexSpec, pointer
+    from rag_core.serving.activestate import IndexPointer, IndexSpec, pointer
 
     config = active_config()
     try:
@@ -113,7 +113,7 @@ def serving_pointer():
 def index_spec(config: RAGConfig):
     """The index searches of ``config`` use: for the active configuration the serving one (during a re-index the
     complete old index, not the half-built new one), else ``config``'s own."""
-    from rag_core.activestate import IndexSpec
+    from rag_core.serving.activestate import IndexSpec
 
     if config.index_key() == active_config().index_key():
         return serving_pointer().serving
@@ -131,7 +131,7 @@ def index_for(config: RAGConfig):
 
 def index_to_build(config: RAGConfig):
     """``config``'s own index, which a re-index fills beside the serving one."""
-    from rag_core.activestate import IndexSpec
+    from rag_core.serving.activestate import IndexSpec
 
     return _open(IndexSpec.of(config))
 
@@ -163,7 +163,7 @@ def active_config() -> RAGConfig:
 def set_active_config(config: RAGConfig) -> None:
     """Make ``config`` the active configuration for every session (``activestate.activate``); a saved configuration
     of its name is a snapshot and stays as it is (saving is the config panel's explicit **Save**)."""
-    from rag_core.activestate import activate
+    from rag_core.serving.activestate import activate
 
     previous = active_config()
     st.session_state[ACTIVE_CONFIG_KEY] = config
@@ -239,7 +239,7 @@ def config_badge(where=st.sidebar) -> None:
 
 def snapshot_line(config: RAGConfig) -> str:
     """" — active: modified from `<name>` (unsaved)" when the active settings differ from the saved ones of its name."""
-    from rag_core.configstore import snapshot_status
+    from rag_core.serving.configstore import snapshot_status
 
     try:
         status = snapshot_status(config, config_store())
@@ -253,8 +253,8 @@ def snapshot_line(config: RAGConfig) -> str:
 
 def index_line(config: RAGConfig) -> str:
     """What the index serving ``config`` holds and was built with, and a re-index building beside it."""
-    from rag_core.activestate import IndexSpec
-    from rag_core.jobs import runner_for
+    from rag_core.serving.activestate import IndexSpec
+    from rag_core.serving.jobs import runner_for
 
     try:
         spec = index_spec(config)

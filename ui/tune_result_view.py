@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from rag_core.config import RAGConfig
 from rag_core.errors import field_problems
+from rag_core.serving.tuning_jobs import StoredTune, load_result, param_importances
 from rag_core.tuning import KEEP
-from rag_core.tuning_jobs import StoredTune, load_result, param_importances
 from ui import jobs, reindex_view, state
 from ui import tune_charts as charts
 from ui.safe_text import md_escape, md_inert

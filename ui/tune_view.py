@@ -8,10 +8,11 @@ from __future__ import annotations
 import streamlit as st
 from pydantic import ValidationError
 
-from rag_core import services, tuning_jobs
+from rag_core import services
 from rag_core.config import RAGConfig, field_bounds
 from rag_core.errors import field_problems
-from rag_core.jobs import JobStatus, format_eta
+from rag_core.serving import tuning_jobs
+from rag_core.serving.jobs import JobStatus, format_eta
 from rag_core.tuning import TuneSpec, knob, parse_pins
 from rag_core.tuning.space import KNOBS, TUNE_STRATEGIES
 from ui import jobs, state, tune_result_view

@@ -31,7 +31,7 @@ from rag_core.agent.tools import RETRIEVAL_TOOLS, DoneArgs, ToolArgumentError, T
 from rag_core.config import RAGConfig, Settings
 from rag_core.errors import LLMError
 from rag_core.index.protocol import SearchIndex
-from rag_core.llm_client import LLMOutOfTime
+from rag_core.llm import LLMOutOfTime
 from rag_core.retrieval.retriever import VECTORS_DOWN, Retriever
 from rag_core.retrieval.rewrite import check_query
 from rag_core.types import Hit

@@ -22,7 +22,7 @@ from typing import Any, get_args
 
 from rag_core.agent.plan import MAX_PARTS, Part, PartRole, PlanKind, QuestionPlan
 from rag_core.errors import LLMError
-from rag_core.llm_client import json_object_in
+from rag_core.llm import json_object_in
 from rag_core.retrieval.terms import content_terms
 
 MAX_PART_CHARS = 300

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 def _store():
     from rag_core.config import get_settings
-    from rag_core.configstore import ConfigStore
+    from rag_core.serving.configstore import ConfigStore
 
     return ConfigStore.for_settings(get_settings())
 

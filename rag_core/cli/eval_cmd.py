@@ -81,10 +81,10 @@ def _beir(args: argparse.Namespace) -> int:
 def _questions(args: argparse.Namespace) -> int:
     from rag_core.cli import print_json
     from rag_core.config import RAGConfig, get_settings
-    from rag_core.configstore import parse_config
     from rag_core.evaluation.questions import load_golden, parse_upload
     from rag_core.evaluation.runner import run_evaluation
     from rag_core.services import collection_embedder, open_index, open_llm
+    from rag_core.serving.configstore import parse_config
     from rag_core.stores.sidestore import SideStore
     from rag_core.stores.vector import check_collection_name
 

@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     from rag_core.cli import print_json
     from rag_core.config import RAGConfig, get_settings
-    from rag_core.configstore import ConfigStore
     from rag_core.services import tune_collection
+    from rag_core.serving.configstore import ConfigStore
     from rag_core.tuning import TuneSpec, parse_pins
 
     if args.draft is not None and args.draft < 10:

@@ -13,7 +13,7 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, check_counts, check_strategies, run_evaluation
-from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
+from rag_core.serving.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Document
 
 EVAL_KINDS: tuple[JobKind, ...] = ("evaluation", "sweep")

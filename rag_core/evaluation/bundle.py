@@ -18,13 +18,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from rag_core.config import RAGConfig, Settings, get_settings
-from rag_core.configstore import ConfigStore, parse_config
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, check_counts, run_evaluation
 from rag_core.evaluation.schema import MAX_TEXT, parse_question_set, parse_run, validation_text
 from rag_core.loaders import document_id, safe_name
 from rag_core.loaders.document_store import DocumentStore, parse_document
+from rag_core.serving.configstore import ConfigStore, parse_config
 from rag_core.types import Document, Progress
 
 FORMAT = "agentic-rag-studio/bundle"

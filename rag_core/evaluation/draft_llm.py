@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rag_core.errors import LLMError
 from rag_core.evaluation.draft_text import MIN_SPAN_CHARS, Section, Span, normalize_ws, plain
 from rag_core.evaluation.questions import Question
-from rag_core.llm_client import LLMError, json_object_in
+from rag_core.llm import json_object_in
 
 MAX_SECTION_CHARS = 3000
 REPEAT_WORDS = 6  # a run of this many words shared with the section counts as repeating its wording

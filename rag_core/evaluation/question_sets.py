@@ -20,7 +20,7 @@ from typing import Any
 from rag_core.evaluation.draft import KINDS, DraftResult, draft_questions, to_jsonl
 from rag_core.evaluation.questions import Question, QuestionSet, parse_jsonl
 from rag_core.files import atomic_write_text
-from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
+from rag_core.serving.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Document
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.\-]{0,59}")

@@ -33,8 +33,8 @@ from rag_core.evaluation.questions import (
     normalise,
 )
 from rag_core.files import atomic_write_text
-from rag_core.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.retrieval import Retriever
+from rag_core.serving.jobs import Cancelled, JobRunner, JobStatus, TaskHandle
 from rag_core.types import Chunk, Hit, Progress
 
 log = logging.getLogger(__name__)

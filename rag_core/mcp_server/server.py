@@ -54,7 +54,7 @@ def openai_tools() -> list[dict]:
 class Backend:
     """Opens the served index and a retriever for the served configuration, both re-read on every call.
 
-    ``collection`` None serves the index serving the active configuration (``rag_core.activestate``): during a
+    ``collection`` None serves the index serving the active configuration (``rag_core.serving.activestate``): during a
     re-index the complete old one, after the swap the new one, without a restart. ``config_name`` (a saved
     configuration, e.g. the one a tuning study saved) serves its retrieval settings over the index built with its
     own chunking and embedder: the active one's when they are the same (followed across re-indexes as above),
@@ -75,7 +75,7 @@ class Backend:
             from rag_core.cli.config_cmd import saved_config
 
             return saved_config(self.config_name).retrieval
-        from rag_core.activestate import active_config
+        from rag_core.serving.activestate import active_config
 
         return active_config(settings).retrieval
 
@@ -87,7 +87,7 @@ class Backend:
         if collection:
             key: tuple = ("collection", collection)
         else:
-            from rag_core.activestate import pointer
+            from rag_core.serving.activestate import pointer
 
             found = pointer(settings)
             key = ("serving", found.serving.model_dump_json(), found.generation)
@@ -117,8 +117,8 @@ class Backend:
         (same chunking and embedder: then the serving pointer is followed)."""
         if not self.config_name:
             return None
-        from rag_core.activestate import active_config
         from rag_core.cli.config_cmd import saved_config
+        from rag_core.serving.activestate import active_config
 
         saved = saved_config(self.config_name)
         return None if saved.index_key() == active_config(settings).index_key() else saved.collection_name()

@@ -7,7 +7,7 @@ import socket
 from rag_core.agent import ask
 from rag_core.agent.policies.answer_only import cite
 from rag_core.config import RAGConfig
-from rag_core.llm_client import LLMClient
+from rag_core.llm import LLMClient
 from rag_core.types import Hit
 from tests.fakes import openai_server as fake
 

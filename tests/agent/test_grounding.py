@@ -11,7 +11,7 @@ import pytest
 from rag_core.agent import ask
 from rag_core.agent.grounding import check_grounding, citation_sources, specifics
 from rag_core.config import RAGConfig
-from rag_core.llm_client import LLMClient
+from rag_core.llm import LLMClient
 from rag_core.types import Chunk, Hit
 from tests.fakes import openai_server as fake
 

@@ -10,7 +10,7 @@ import socket
 
 from rag_core.agent import ask
 from rag_core.config import RAGConfig
-from rag_core.llm_client import LLMClient
+from rag_core.llm import LLMClient
 from tests.fakes import openai_server as fake
 
 QUESTION = "How do I rotate an API key?"

@@ -9,7 +9,7 @@ from rag_core.agent import ask
 from rag_core.agent.plan import MAX_PARTS
 from rag_core.agent.plan_model import parse_plan
 from rag_core.config import RAGConfig
-from rag_core.llm_client import LLMClient
+from rag_core.llm import LLMClient
 from tests.fakes import openai_server as fake
 
 QUESTION = "How much room do the cheap and the costly tiers give me, and how do I swap my credentials?"

@@ -9,7 +9,7 @@ from rag_core.agent import ask
 from rag_core.agent.policies.answer_only import CONTEXT_SHARE, documents_budget, fit_documents
 from rag_core.config import RAGConfig
 from rag_core.errors import LLMError
-from rag_core.llm_client import LLMClient, server_context_tokens
+from rag_core.llm import LLMClient, server_context_tokens
 from rag_core.types import Chunk, Hit
 from tests.fakes import openai_server as fake
 

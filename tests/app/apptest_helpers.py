@@ -38,7 +38,7 @@ def visit_another_page(at: AppTest, page: str, back: str = "views/home.py") -> A
 def finish_jobs(at: AppTest | None = None, timeout: float = 120) -> AppTest | None:
     """Wait for the background jobs of this test's data directory, then rerun ``at`` to show their result."""
     from rag_core.config import get_settings
-    from rag_core.jobs import runner_for
+    from rag_core.serving.jobs import runner_for
 
     runner = runner_for(get_settings().data_dir)
     for job in runner.active():

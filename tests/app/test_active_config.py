@@ -10,10 +10,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, get_settings
-from rag_core.jobs import runner_for
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
+from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import APP, finish_jobs, page_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,18 +73,18 @@ def test_use_these_settings_holds_in_a_new_session_and_after_a_restart(indexed, 
 def test_a_new_session_searches_the_complete_index_while_the_reindex_runs(indexed, data_dir, monkeypatch):
     import threading
 
-    from rag_core import jobs
+    from rag_core.serving import ingest_job
 
     gate, reached = threading.Event(), threading.Event()
-    original = jobs._ingest_batch
+    original = ingest_job._ingest_batch
 
     def slow_batch(runner, work, index, batch, files):  # the re-index stops after its first document
         original(runner, work, index, batch, files)
         reached.set()
         assert gate.wait(60), "the test never let the re-index go on"
 
-    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])  # one commit per document
-    monkeypatch.setattr(jobs, "_ingest_batch", slow_batch)
+    monkeypatch.setattr(ingest_job, "ingest_batches", lambda docs: [[doc] for doc in docs])  # one commit per document
+    monkeypatch.setattr(ingest_job, "_ingest_batch", slow_batch)
     at = page_app(EXPLORER, HASH_DEFAULT)
     at.run()
     try:
@@ -119,16 +119,16 @@ def test_a_new_session_searches_the_complete_index_while_the_reindex_runs(indexe
 
 
 def test_a_cancelled_reindex_keeps_the_index_and_offers_to_reindex(indexed, data_dir, monkeypatch):
-    from rag_core import jobs
+    from rag_core.serving import ingest_job
 
-    original = jobs._ingest_batch
+    original = ingest_job._ingest_batch
 
     def cancelled_after_first(runner, work, index, batch, files):
         original(runner, work, index, batch, files)
         work.cancel.set()
 
-    monkeypatch.setattr(jobs, "ingest_batches", lambda docs: [[doc] for doc in docs])  # one commit per document
-    monkeypatch.setattr(jobs, "_ingest_batch", cancelled_after_first)
+    monkeypatch.setattr(ingest_job, "ingest_batches", lambda docs: [[doc] for doc in docs])  # one commit per document
+    monkeypatch.setattr(ingest_job, "_ingest_batch", cancelled_after_first)
     at = page_app(EXPLORER, HASH_DEFAULT)
     at.run()
     _apply(at)
@@ -141,7 +141,7 @@ def test_a_cancelled_reindex_keeps_the_index_and_offers_to_reindex(indexed, data
     assert f"`{HASH_DEFAULT.collection_name()}`: 3 docs" in sidebar, sidebar
     tuned = HASH_DEFAULT.model_copy(update={"chunking": TUNED})
     assert not (data_dir / "indexes" / tuned.collection_name()).exists()  # the partial index is removed
-    monkeypatch.setattr(jobs, "_ingest_batch", original)
+    monkeypatch.setattr(ingest_job, "_ingest_batch", original)
     other.button(key="reindex_now").click().run()
     assert not other.exception
     finish_jobs(other)
@@ -153,7 +153,7 @@ def test_a_cancelled_reindex_keeps_the_index_and_offers_to_reindex(indexed, data
 
 def test_use_these_settings_on_a_loaded_saved_configuration_leaves_it_on_disk_and_says_modified(indexed, data_dir):
     """Issue 35.4: an active ``chunks-256`` + Use these settings (512) rewrote the saved ``chunks-256``."""
-    from rag_core.configstore import ConfigStore
+    from rag_core.serving.configstore import ConfigStore
 
     saved = HASH_DEFAULT.model_copy(update={"name": "chunks-256", "chunking": TUNED})
     path = ConfigStore(data_dir).save(saved)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag_core.activestate import ActiveStore
 from rag_core.config import RAGConfig
+from rag_core.serving.activestate import ActiveStore
 from tests.app.apptest_helpers import APP
 
 ROOT = Path(__file__).resolve().parents[2]

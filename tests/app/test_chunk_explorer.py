@@ -103,8 +103,8 @@ def test_overlap_is_bounded_by_max_tokens_and_the_minimum_keeps_the_page(guide_d
 
 
 def test_use_these_settings_saves_the_chunking_and_reindexes_as_a_job(guide_doc, data_dir):
-    from rag_core.configstore import ConfigStore
-    from rag_core.jobs import runner_for
+    from rag_core.serving.configstore import ConfigStore
+    from rag_core.serving.jobs import runner_for
     from tests.app.apptest_helpers import finish_jobs, page_app
 
     config = RAGConfig(name="team", embedding=EmbeddingConfig(embedder="hash"))
@@ -333,7 +333,7 @@ def test_integrity_findings_list_each_span_once():
 
 
 def test_use_these_settings_says_what_it_does_while_it_saves(guide_doc, data_dir, spinners, monkeypatch):
-    from rag_core.jobs import JobRunner
+    from rag_core.serving.jobs import JobRunner
     from tests.app.apptest_helpers import finish_jobs, page_app
 
     seen, submit = [], JobRunner.submit_ingest

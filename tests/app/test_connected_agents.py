@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from rag_core.activestate import activate
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.mcp_server.calllog import record
 from rag_core.mcp_server.handover import CHECK_CLIENT
 from rag_core.services import open_index, open_retriever
+from rag_core.serving.activestate import activate
 from tests.app.apptest_helpers import finish_jobs, studio_app
 from ui.safe_text import md_escape
 
@@ -117,7 +117,7 @@ def test_handover_of_a_saved_configuration_names_it_and_says_when_its_index_is_m
     commands); with chunking of its own and no index yet the panel says so and builds it from the stored documents
     on request, leaving the active configuration as it is."""
     from rag_core.config import ChunkingConfig
-    from rag_core.configstore import ConfigStore
+    from rag_core.serving.configstore import ConfigStore
 
     tuned = CONFIG.model_copy(update={"name": "tuned 64", "chunking": ChunkingConfig(max_tokens=64, overlap=8)})
     ConfigStore.for_settings(get_settings()).save(tuned)

@@ -8,10 +8,10 @@ import zipfile
 from pathlib import Path
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.jobs import runner_for
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
-from rag_core.throughput import record
+from rag_core.serving.jobs import runner_for
+from rag_core.serving.throughput import record
 from tests.app.apptest_helpers import finish_jobs, page_app
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "documents.py")

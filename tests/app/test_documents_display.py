@@ -44,7 +44,7 @@ def test_the_documents_table_and_the_explorer_agree_on_a_size(data_dir):
 
 
 def test_job_status_table_has_no_none_cells():
-    from rag_core.jobs import FileStatus, JobStatus
+    from rag_core.serving.jobs import FileStatus, JobStatus
     from ui.jobs import files_table
 
     job = JobStatus("j1", "ingest", "Indexing 3 document(s)", "docs-x", state="running", files=[

@@ -10,10 +10,10 @@ import pytest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.index import Index
-from rag_core.jobs import runner_for
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
+from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "documents.py")

@@ -59,7 +59,7 @@ def test_load_samples_button_stores_and_indexes_everything(data_dir):
     index = open_index(HASH_CONFIG, get_settings())
     assert len(index.documents()) == n_samples
 
-    from rag_core.jobs import runner_for
+    from rag_core.serving.jobs import runner_for
 
     ingests = [j.id for j in runner_for(data_dir).jobs() if j.kind == "ingest"]
     at.button[0].click().run()  # the same files again are recognised, not duplicated, and not indexed again

@@ -16,10 +16,10 @@ from rag_core.evaluation.draft import draft_questions
 from rag_core.evaluation.draft_text import normalize_ws
 from rag_core.evaluation.question_sets import QuestionSetStore
 from rag_core.evaluation.results import ResultsStore
-from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
+from rag_core.serving.jobs import runner_for
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
 from ui import draft_view

@@ -9,13 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core.config import EmbeddingConfig, RAGConfig
-from rag_core.configstore import ConfigStore
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
-from rag_core.jobs import runner_for
 from rag_core.loaders import load_path
 from rag_core.loaders.document_store import DocumentStore
+from rag_core.serving.configstore import ConfigStore
+from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
 from ui.evaluate_view import RESULTS_TAB
 

@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from rag_core import services
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.configstore import ConfigStore
-from rag_core.jobs import runner_for
-from rag_core.tuning_jobs import save_result, stored_results
+from rag_core.serving.configstore import ConfigStore
+from rag_core.serving.jobs import runner_for
+from rag_core.serving.tuning_jobs import save_result, stored_results
 from tests.app.apptest_helpers import finish_jobs, page_app
 from tests.fakes.tune_result import FakeTune, fake_result
 
@@ -200,7 +200,7 @@ def test_use_this_configuration_saves_activates_and_reindexes(data_dir, taken):
         return
     saved = ConfigStore.for_settings(get_settings()).load("tuned-docs")
     assert saved.chunking.max_tokens == 256 and saved.retrieval.initial_k == 10
-    from rag_core.activestate import active_config
+    from rag_core.serving.activestate import active_config
 
     assert active_config(get_settings()).name == "tuned-docs"
     job = _runner().jobs(limit=1)[0]
@@ -214,7 +214,7 @@ def test_a_real_study_on_the_sample_documents_shows_what_it_measured(data_dir):
     from rag_core.loaders import load_path
     from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_index
-    from rag_core.tuning_jobs import load_result
+    from rag_core.serving.tuning_jobs import load_result
 
     store = DocumentStore(data_dir)
     docs = [load_path(ROOT / "samples" / name) for name in ("configuration.md", "operations.md", "troubleshooting.md",

@@ -3,7 +3,7 @@ job's pace is measured, and a queued job names the job it waits behind and its t
 
 from __future__ import annotations
 
-from rag_core.jobs import FileStatus, JobStatus
+from rag_core.serving.jobs import FileStatus, JobStatus
 from ui.jobs import files_table, progress_text, waiting_text
 
 

@@ -37,10 +37,10 @@ def index_with_hash_embedder(data_dir: Path, documents) -> None:
     """Prepare ``data_dir`` as an earlier session would leave it: ``documents`` stored and indexed with the hash
     embedder (fast and deterministic) at the default chunking, that configuration active but not saved (Home
     counts 0 saved configurations until one is applied)."""
-    from rag_core.activestate import activate
     from rag_core.config import EmbeddingConfig, RAGConfig, Settings
     from rag_core.loaders.document_store import DocumentStore
     from rag_core.services import open_index
+    from rag_core.serving.activestate import activate
 
     settings = Settings(data_dir=data_dir)
     store = DocumentStore(data_dir)

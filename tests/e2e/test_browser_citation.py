@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 PREPARE = """
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, get_settings
-from rag_core.configstore import ConfigStore
+from rag_core.serving.configstore import ConfigStore
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index

@@ -23,8 +23,8 @@ def served(tmp_path_factory):
     require_browser()
     from rag_core.config import Settings
     from rag_core.loaders import load_path, sample_paths
+    from rag_core.serving.tuning_jobs import save_result
     from rag_core.tuning import TuneSpec
-    from rag_core.tuning_jobs import save_result
     from tests.fakes.tune_result import fake_result
 
     data_dir = tmp_path_factory.mktemp("tune_data")

@@ -10,9 +10,9 @@ from rag_core.config import EmbeddingConfig, RAGConfig, Settings
 from rag_core.evaluation.background import submit_evaluation
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.results import ResultsStore
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
 from rag_core.services import open_index
+from rag_core.serving.jobs import JobRunner
 
 CONFIG = RAGConfig(name="bg", embedding=EmbeddingConfig(embedder="hash"))
 DOCS = [load_bytes("ports.md", b"# Ports\n\nThe API listens on port 8443.\n\n## Health\n\nRun deploy, then check "

@@ -3,13 +3,13 @@ import json
 import pytest
 
 from rag_core.config import RAGConfig
-from rag_core.configstore import ConfigStore
 from rag_core.evaluation.bundle import export_bundle, import_bundle, read_bundle, replay
 from rag_core.evaluation.questions import Question, QuestionSet
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun, run_evaluation
 from rag_core.loaders import document_id
 from rag_core.loaders.document_store import DocumentStore
+from rag_core.serving.configstore import ConfigStore
 from rag_core.types import Document
 
 DOC = Document(id="0123456789abcdef", name="guide.md", doc_type="markdown", size=30, created="2026-01-01",

@@ -9,7 +9,7 @@ import json
 from rag_core.config import Settings  # noqa: E402
 from rag_core.evaluation.draft import check_spans, draft_questions  # noqa: E402
 from rag_core.evaluation.draft_llm import locate, parse_reply, repeats_wording  # noqa: E402
-from rag_core.llm_client import LLMClient  # noqa: E402
+from rag_core.llm import LLMClient  # noqa: E402
 from rag_core.loaders import load_bytes  # noqa: E402
 from tests.fakes import openai_server as fake
 

@@ -12,8 +12,8 @@ from rag_core.evaluation.agreement import kendall_tau, load_agreement
 from rag_core.evaluation.draft import draft_questions
 from rag_core.evaluation.question_sets import QuestionSetStore, submit_draft
 from rag_core.evaluation.schema import parse_question_set
-from rag_core.jobs import runner_for
 from rag_core.loaders import load_bytes
+from rag_core.serving.jobs import runner_for
 
 GUIDE = """# Wrenfall queues
 

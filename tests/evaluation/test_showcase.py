@@ -23,10 +23,10 @@ from rag_core.evaluation.showcase import (
     showcase_key,
     submit_showcase,
 )
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_path
 from rag_core.retrieval import Retriever
 from rag_core.services import open_index
+from rag_core.serving.jobs import JobRunner
 from rag_core.types import Chunk, Hit
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,9 +19,9 @@ from rag_core.evaluation.showcase import (
     save_showcase,
     showcase_key,
 )
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes, load_path
 from rag_core.services import open_index
+from rag_core.serving.jobs import JobRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 HASH = RAGConfig(name="demo", embedding=EmbeddingConfig(embedder="hash"))

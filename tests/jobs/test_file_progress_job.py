@@ -8,8 +8,8 @@ import time
 from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Index
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
+from rag_core.serving.jobs import JobRunner
 
 
 class WatchingEmbedder:

@@ -9,8 +9,9 @@ from rag_core.chunking import chunk_document
 from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Index
-from rag_core.jobs import JobRunner, ingest_batches
 from rag_core.loaders import load_bytes
+from rag_core.serving.ingest_job import ingest_batches
+from rag_core.serving.jobs import JobRunner
 from rag_core.types import Document
 
 

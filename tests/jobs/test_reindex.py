@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core import jobs
-from rag_core.activestate import ActiveStore, activate, pointer
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
-from rag_core.configstore import ConfigStore
 from rag_core.index import Index
-from rag_core.jobs import JobRunner
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
-from rag_core.reindex import needs_reindex, start_reindex
 from rag_core.services import open_index, open_serving_index
+from rag_core.serving import ingest_job
+from rag_core.serving.activestate import ActiveStore, activate, pointer
+from rag_core.serving.configstore import ConfigStore
+from rag_core.serving.jobs import JobRunner
+from rag_core.serving.reindex import needs_reindex, start_reindex
 
 OLD = RAGConfig(embedding=EmbeddingConfig(embedder="hash"))
 NEW = OLD.model_copy(update={"chunking": ChunkingConfig(max_tokens=64, overlap=8)})
@@ -99,7 +99,7 @@ def test_a_job_that_breaks_keeps_the_serving_index(world, monkeypatch):
     def broken(runner_, work, index, docs_):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(jobs, "_run_ingest", broken)
+    monkeypatch.setattr(ingest_job, "run_ingest", broken)
     final = runner.wait(start_reindex(settings, NEW, open_index(NEW, settings), docs, runner=runner).id)
     assert final.state == "failed"
     assert pointer(settings).serving.collection == OLD.collection_name()
@@ -137,7 +137,7 @@ def test_documents_added_or_deleted_during_the_reindex_are_in_the_new_index(worl
 def test_a_reindex_left_by_a_dead_process_is_dropped(world):
     settings, docs, runner = world
     store = ActiveStore.for_settings(settings)
-    from rag_core.activestate import IndexSpec, Reindex
+    from rag_core.serving.activestate import IndexSpec, Reindex
 
     stale = Reindex(job="deadbeef0000", target=IndexSpec.of(NEW), started="then", host="", pid=0)
     current = pointer(settings)

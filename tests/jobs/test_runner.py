@@ -10,8 +10,8 @@ import pytest
 from rag_core.config import Settings
 from rag_core.embeddings import get_embedder
 from rag_core.index import Index
-from rag_core.jobs import JobRunner, JobStatus, format_eta, runner_for
 from rag_core.loaders import load_bytes
+from rag_core.serving.jobs import JobRunner, JobStatus, format_eta, runner_for
 from rag_core.types import Document
 
 
@@ -149,7 +149,7 @@ def test_a_job_left_running_by_a_dead_process_is_shown_interrupted(data_dir):
 def test_eta_follows_the_pace_measured_since_the_job_first_moved():
     """The batch being embedded counts by its texts embedded; the ETA is the pace measured from the first progress
     on (the 4 s before it, e.g. a model load, are not work), and there is none before a measurement."""
-    from rag_core.jobs import FileStatus
+    from rag_core.serving.jobs import FileStatus
 
     status = JobStatus(id="x", kind="ingest", title="t", collection="c", state="running", elapsed_s=10.0)
     status.files = [FileStatus("a", "a", 100, "indexed"), FileStatus("b", "b", 300, "embedding", chunks=4, embedded=2)]
@@ -184,7 +184,7 @@ def test_a_task_reports_steps_with_an_eta_keeps_its_result_and_stops_on_cancel(d
         assert gate.wait(30)
         if job.cancelled():
             job.set_result("partial-run")
-            from rag_core.jobs import Cancelled
+            from rag_core.serving.jobs import Cancelled
 
             raise Cancelled("run partial-run cancelled after 1 of 4; what was measured is kept")
         job.progress(4, 4, "question 4")

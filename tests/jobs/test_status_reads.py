@@ -8,8 +8,8 @@ import os
 import threading
 import time
 
-from rag_core import jobs as jobs_module
-from rag_core.jobs import WORKER_NICENESS, JobRunner
+from rag_core.serving import jobs as jobs_module
+from rag_core.serving.jobs import WORKER_NICENESS, JobRunner
 
 
 def test_a_running_status_is_copied_once_per_save_and_shared(data_dir):

@@ -11,11 +11,11 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from rag_core.activestate import activate, active_config
 from rag_core.config import EmbeddingConfig, RAGConfig, RetrievalConfig, Settings
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index, open_retriever, open_serving_index
+from rag_core.serving.activestate import activate, active_config
 
 GUIDE = ("# Keys\n\nTo rotate the API key, open Settings and press Rotate. The old key stops working at once.\n\n"
          "## Scopes\n\nA key has read, write or admin scope; admin keys can rotate other keys.\n\n# Billing\n\n"
@@ -105,10 +105,10 @@ def _topic_doc(topic: str):
 
 
 def test_the_server_answers_from_the_serving_index_while_a_reindex_runs_then_follows_it(data_dir, one_by_one):
-    from rag_core.activestate import pointer
     from rag_core.config import ChunkingConfig
-    from rag_core.jobs import JobRunner
-    from rag_core.reindex import start_reindex
+    from rag_core.serving.activestate import pointer
+    from rag_core.serving.jobs import JobRunner
+    from rag_core.serving.reindex import start_reindex
 
     go, first_done = one_by_one
     settings = Settings(data_dir=data_dir)
@@ -155,9 +155,9 @@ def test_a_saved_configuration_is_served_over_its_own_index(data_dir):
     configuration's own index, not its retrieval settings over the active one's chunks; until its index is built
     a call says how to build it (it served the active index before)."""
     from rag_core.config import ChunkingConfig
-    from rag_core.configstore import ConfigStore
     from rag_core.errors import IndexError_
     from rag_core.mcp_server.server import Backend
+    from rag_core.serving.configstore import ConfigStore
 
     settings = serving_world(data_dir)
     store = DocumentStore(data_dir)

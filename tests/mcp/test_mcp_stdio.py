@@ -38,9 +38,9 @@ async def _session_calls(collection: str, calls: list[tuple[str, dict]]):
 
 
 def test_stdio_lists_tools_and_search_matches_in_process(collection):
-    from rag_core.activestate import active_config
     from rag_core.config import get_settings
     from rag_core.services import open_collection, open_retriever
+    from rag_core.serving.activestate import active_config
 
     calls = [("search_documents", {"query": "rotate the API key", "max_results": 3}),
              ("list_documents", {})]

@@ -81,8 +81,8 @@ def test_open_records_is_a_folder_without_a_server(data_dir):
 @pytest.mark.chroma_server
 def test_server_records_keep_their_ids_so_saved_state_stays_found(chroma_server, tmp_path):
     """Records saved before the record store (``config/<name>``, ``baselines/all``) are read by it."""
-    from rag_core.configstore import ConfigStore
     from rag_core.evaluation.results import ResultsStore
+    from rag_core.serving.configstore import ConfigStore
 
     settings = Settings(data_dir=tmp_path, chroma_host=chroma_server.host, chroma_port=chroma_server.port)
     configs = ConfigStore.for_settings(settings)

@@ -129,8 +129,8 @@ def test_another_instance_sees_writes_and_deletion_of_the_index(server_settings,
 
 def test_configurations_and_runs_are_shared(server_settings, tmp_path):
     from rag_core.config import RAGConfig
-    from rag_core.configstore import ConfigStore
     from rag_core.evaluation.results import ResultsStore
+    from rag_core.serving.configstore import ConfigStore
 
     mine, theirs = ConfigStore.for_settings(server_settings), ConfigStore.for_settings(
         server_settings.model_copy(update={"data_dir": tmp_path / "other"}))

@@ -10,9 +10,8 @@ import pytest
 
 from rag_core.config import get_settings
 from rag_core.evaluation.questions import Question, QuestionSet
-from rag_core.jobs import JobRunner
-from rag_core.tuning import TuneSpec
-from rag_core.tuning_jobs import (
+from rag_core.serving.jobs import JobRunner
+from rag_core.serving.tuning_jobs import (
     job_spec,
     load_result,
     param_importances,
@@ -22,6 +21,7 @@ from rag_core.tuning_jobs import (
     stored_results,
     submit_tune,
 )
+from rag_core.tuning import TuneSpec
 from tests.fakes.tune_result import FakeTune, fake_result
 
 QUESTIONS = QuestionSet(name="set", kind="upload", questions=[Question(id="q1", question="Why?", answer_texts=["x"])])

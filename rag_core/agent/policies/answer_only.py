@@ -21,7 +21,7 @@ from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.tools import ToolOutcome, untrusted
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.errors import LLMError
-from rag_core.llm_client import LLMContextOverflow, LLMOutOfTime
+from rag_core.llm import LLMContextOverflow, LLMOutOfTime
 from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Hit
 

@@ -38,7 +38,7 @@ from rag_core.agent.tools import (
     untrusted,
     untrusted_text,
 )
-from rag_core.llm_client import ChatResult, LLMClient, LLMContextOverflow, LLMToolsUnsupported, ToolCall, tool_arguments
+from rag_core.llm import ChatResult, LLMClient, LLMContextOverflow, LLMToolsUnsupported, ToolCall, tool_arguments
 from rag_core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions about the user's document collection. You can only know what the tools \

@@ -2,7 +2,7 @@
 
 ``start_reindex`` stores the configuration as the active one (for every session) and queues an ingest job into the
 new settings' own index (its own Chroma collection and BM25 index, named by chunking + embedder); searches keep
-using the serving index meanwhile (``rag_core.activestate``). When the job completed, ``_finish`` indexes what
+using the serving index meanwhile (``rag_core.serving.activestate``). When the job completed, ``_finish`` indexes what
 changed in the document store while it ran, moves the pointer in one write, and removes the replaced index. A
 failed or cancelled re-index leaves the pointer where it was and removes the partial index it built.
 """
@@ -15,7 +15,10 @@ import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rag_core.activestate import (
+from rag_core.config import RAGConfig, Settings
+from rag_core.errors import IndexError_
+from rag_core.loaders.document_store import DocumentStore
+from rag_core.serving.activestate import (
     ActiveStore,
     IndexPointer,
     IndexSpec,
@@ -25,10 +28,7 @@ from rag_core.activestate import (
     now,
     pointer,
 )
-from rag_core.config import RAGConfig, Settings
-from rag_core.errors import IndexError_
-from rag_core.jobs import FileStatus, JobRunner, JobStatus, runner_for
-from rag_core.loaders.document_store import DocumentStore
+from rag_core.serving.jobs import FileStatus, JobRunner, JobStatus, runner_for
 from rag_core.stores.collections import delete_collection, read_manifest
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ Two records: ``config`` (the active ``RAGConfig``) and ``index`` (an ``IndexPoin
 what it was built with, and a re-index building beside it). They live in ``<data_dir>/active/`` as JSON written
 atomically, or, with a Chroma server, as ``active/config`` and ``active/index`` records in ``studio-meta`` so every
 instance reads the same (a ``rag_core.stores.records.RecordStore`` either way). Searches follow the pointer; it
-moves only when a re-index completed (``rag_core.reindex``).
+moves only when a re-index completed (``rag_core.serving.reindex``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig, Settings
-from rag_core.configstore import ConfigStore, default_config
 from rag_core.errors import field_problems
-from rag_core.jobs import runner_for
+from rag_core.serving.configstore import ConfigStore, default_config
+from rag_core.serving.jobs import runner_for
 from rag_core.stores.collections import delete_collection
 from rag_core.stores.records import FileRecords, RecordStore, open_records
 

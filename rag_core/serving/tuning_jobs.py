@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from rag_core.config import Settings
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.files import atomic_write_text
-from rag_core.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
+from rag_core.serving.jobs import Cancelled, JobKind, JobRunner, JobStatus, TaskHandle
 from rag_core.tuning.models import TuneProgress, TuneResult, TuneSpec
 from rag_core.tuning.study import storage_url
 

@@ -1,5 +1,6 @@
 """What a background job is and says: its kind and state, each file's status, progress and ETA (as saved in its
-status file; ``rag_core.jobs`` runs the jobs and re-exports all of this)."""
+status file), and ``Cancelled``, how a job stops on a cancel (``rag_core.serving.jobs`` runs the jobs and
+re-exports all of this)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from rag_core.throughput import seconds_left
+from rag_core.serving.throughput import seconds_left
 
 # "chunked": its chunks wait for the embedder (busy with the files before it); "embedded": its vectors are made and
 # wait for the batch's commit.
@@ -78,7 +79,7 @@ class JobStatus:
     steps_total: int = 0
     step_text: str = ""
     result: str = ""  # what a finished task made, e.g. the id of the evaluation run it stored
-    pace_from_s: float = -1.0  # elapsed_s its pace is measured from (``rag_core.throughput.pace_anchor``)
+    pace_from_s: float = -1.0  # elapsed_s its pace is measured from (``rag_core.serving.throughput.pace_anchor``)
     pace_from: float = 0.0  # its progress then
 
     @property
@@ -134,6 +135,10 @@ class JobStatus:
         files = [FileStatus(**f) for f in data.get("files", [])]
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "files"}
         return cls(**known, files=files)
+
+
+class Cancelled(Exception):
+    """Raised inside a job when someone asked to cancel it (its message, if any, says what was kept)."""
 
 
 def format_eta(seconds: float | None) -> str:
