@@ -11,7 +11,7 @@ import time
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.evaluation.questions import load_golden
-from rag_core.evaluation.showcase import choose_showcase
+from rag_core.serving.home_demo import choose_showcase
 from rag_core.loaders import load_path, sample_paths
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index

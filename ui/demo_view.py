@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import RAGConfig
-from rag_core.evaluation.showcase import Showcase, last_showcase
+from rag_core.serving.home_demo import Showcase, last_showcase
 from ui import jobs, state
 from ui.safe_text import md_inert
 
@@ -22,7 +22,7 @@ def showcase(config: RAGConfig):
     indexing), or ("empty", None) while the active index holds no document the golden questions ask about. Opening
     Home starts nothing: an ingest job's end prepares the demo (``prepare_after_ingest``), or a click here."""
     from rag_core.evaluation.questions import load_golden
-    from rag_core.evaluation.showcase import asks_about, load_showcase, prepare_showcase, showcase_key
+    from rag_core.serving.home_demo import asks_about, load_showcase, prepare_showcase, showcase_key
 
     index = state.guarded(lambda: state.index_for(config), "Opening the index")
     contents = state.guarded(index.documents, "Reading the index") if index is not None else None

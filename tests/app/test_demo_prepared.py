@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.evaluation import showcase
+from rag_core.serving import home_demo as showcase
 from rag_core.loaders import sample_paths
 from rag_core.services import open_index
 from rag_core.serving.jobs import runner_for

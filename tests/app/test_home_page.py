@@ -12,7 +12,7 @@ from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
-from rag_core.evaluation.showcase import compare
+from rag_core.serving.home_demo import compare
 from rag_core.loaders import load_bytes, load_path
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
@@ -209,7 +209,7 @@ def test_split_step_says_the_sample_is_gone_after_it_was_deleted_and_offers_to_r
 
 def test_a_cancelled_choice_keeps_offering_the_last_prepared_question(samples, data_dir, switched):
     # Issue 35 item 9: after a cancelled job step 3 said "not chosen yet"/stopped with no question until re-prepared.
-    from rag_core.evaluation.showcase import Showcase, save_showcase
+    from rag_core.serving.home_demo import Showcase, save_showcase
 
     golden = load_golden().questions[0]
     save_showcase(data_dir, "earlier-index", Showcase(golden.id, golden.question, "the agent found more", 0, 1, 1, 2,
@@ -227,7 +227,7 @@ def test_step_three_stays_usable_during_indexing_with_the_last_prepared_question
     # Issue 35 item 9: any indexing made step 3 unavailable (no question) until the job and a new choice ended.
     import threading
 
-    from rag_core.evaluation.showcase import Showcase, save_showcase
+    from rag_core.serving.home_demo import Showcase, save_showcase
 
     golden = load_golden().questions[1]
     save_showcase(data_dir, "earlier-index", Showcase(golden.id, golden.question, "the agent found more", 0, 1, 1, 2,
@@ -250,7 +250,7 @@ def test_step_three_stays_usable_during_indexing_with_the_last_prepared_question
 
 def test_after_a_cancelled_indexing_job_step_three_keeps_the_last_prepared_question(samples, data_dir, switched):
     # Issue 35 item 9: a cancelled indexing job left the index's contents without a choice: "not chosen yet".
-    from rag_core.evaluation.showcase import Showcase, save_showcase
+    from rag_core.serving.home_demo import Showcase, save_showcase
 
     golden = load_golden().questions[2]
     save_showcase(data_dir, "before-the-cancelled-job", Showcase(golden.id, golden.question, "the agent's answer "
@@ -266,7 +266,7 @@ def test_after_a_cancelled_indexing_job_step_three_keeps_the_last_prepared_quest
 
 
 def test_without_a_win_of_the_agents_answer_step_three_says_so_and_offers_the_best_tie(samples, data_dir):
-    from rag_core.evaluation.showcase import Showcase, save_showcase, showcase_key
+    from rag_core.serving.home_demo import Showcase, save_showcase, showcase_key
 
     golden = load_golden()
     question = golden.questions[3]

@@ -11,7 +11,7 @@ import pytest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings
 from rag_core.evaluation.questions import load_golden
-from rag_core.evaluation.showcase import (
+from rag_core.serving.home_demo import (
     choose_showcase,
     load_showcase,
     prepare_after_ingest,

@@ -9,9 +9,9 @@ import pytest
 from rag_core.agent import ask
 from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-from rag_core.evaluation import showcase
+from rag_core.serving import home_demo as showcase
 from rag_core.evaluation.questions import Question, QuestionSet, load_golden, normalise
-from rag_core.evaluation.showcase import (
+from rag_core.serving.home_demo import (
     Comparison,
     Quote,
     asks_about,
