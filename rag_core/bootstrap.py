@@ -11,12 +11,12 @@ import time
 
 from rag_core.config import RAGConfig, Settings, get_settings
 from rag_core.evaluation.questions import load_golden
-from rag_core.serving.home_demo import choose_showcase
 from rag_core.loaders import load_path, sample_paths
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
 from rag_core.serving.activestate import active_config, pointer
 from rag_core.serving.configstore import default_config
+from rag_core.serving.home_demo import choose_showcase
 
 __all__ = ["default_config", "load_samples", "prepare_demo"]
 
