@@ -105,6 +105,10 @@ def web_search(url: str, query: str, k: int = 5, timeout_s: float = 10.0) -> lis
         with opener.open(request, timeout=timeout_s) as response:
             payload = json.loads(_read_capped(response, deadline, url).decode("utf-8"))
     except urllib.error.HTTPError as e:
+        if 300 <= e.code < 400:  # urllib refuses a redirect to a scheme it does not follow (file:, data:) this way
+            where = str(e.headers.get("Location", "") if e.headers else "")[:200] or "nowhere"
+            raise RagError(f"web search at {url} redirected (HTTP {e.code}) to {where!r}, which is not followed: "
+                           "only redirects to the same origin are; refused") from e
         raise RagError(f"web search at {url} answered HTTP {e.code}: check RAG_WEB_SEARCH_URL and that JSON "
                        "output is enabled (SearxNG: search.formats includes json)") from e
     except (urllib.error.URLError, TimeoutError, OSError) as e:

@@ -60,3 +60,22 @@ def test_documents_reports_a_malformed_document_and_removes_it(data_dir):
     at.button(key="documents_remove_unreadable").click().run()
     assert not at.exception and not path.exists()
     assert not [w for w in at.warning if "could not be read" in w.value]
+
+
+def test_home_opens_around_a_wrongly_typed_job_status_and_a_stale_running_job(data_dir):
+    """Issue 39 item 6 on the landing page: a status file with ``"created": 5`` put a traceback on Home, and a
+    'running' job whose PID now names another process (PID 1) showed 'running' forever."""
+    from rag_core.serving.jobs import JobRunner, JobStatus
+    from tests.app.apptest_helpers import studio_app
+
+    root = JobRunner(data_dir).root
+    done = JobStatus(id="good00000001", kind="ingest", title="Indexing 3 notes", collection="c", state="done")
+    (root / "bad000000001.json").write_text(json.dumps(dict(done.to_dict(), id="bad000000001", created=5)))
+    stale = JobStatus(id="deadbeef0002", kind="ingest", title="Indexing 40 files", collection="c", state="running",
+                      pid=1, pid_started="")
+    (root / "deadbeef0002.json").write_text(json.dumps(stale.to_dict()))
+    at = studio_app(HASH_CONFIG)
+    at.run()
+    assert not at.exception
+    last = next(c.value for c in at.caption if "**Last job:**" in c.value)
+    assert "Indexing 40 files — interrupted" in last and "running" not in last

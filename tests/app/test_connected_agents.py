@@ -138,3 +138,39 @@ def test_handover_of_a_saved_configuration_names_it_and_says_when_its_index_is_m
     assert not served.is_error and served.structured_content["chunks"]
     assert len(open_index(tuned, get_settings()).documents()) == 1
     assert at.session_state["active_config"].name == CONFIG.name  # the active configuration is left as it was
+
+
+def test_a_client_configured_from_the_snippet_gets_the_retrieval_labs_chunks(indexed):
+    """The issue's target, end to end: the Lab's settings changed in the Lab (saved as the active configuration),
+    the Lab's own search; then an SDK stdio client started from exactly the panel's snippet (command, args, env)
+    lists the tools and returns the same chunks, in the same order, for the same query."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from rag_core.mcp_server.server import mcp_tools
+
+    query = "rotate the API key"
+    at = studio_app(CONFIG)
+    at.run()
+    at.switch_page("views/retrieval_lab.py").run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("keyword").run()
+    at.text_input(key="lab_query").input(query)
+    next(b for b in at.button if b.label == "Search").click().run()
+    assert not at.exception
+    lab = at.session_state["lab_result"]
+    assert lab.route == "keyword" and lab.hits
+    at.switch_page(PLAYGROUND).run()
+    entry = next(json.loads(c.value) for c in at.code if '"command"' in c.value)["mcpServers"]["agentic-rag-studio"]
+
+    async def client():
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await session.list_tools(), await session.call_tool("search_documents", {"query": query})
+
+    tools, result = anyio.run(client)
+    assert [t.name for t in tools.tools] == [t.name for t in mcp_tools()]
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["route"] == "keyword"
+    assert [c["chunk_id"] for c in result.structured_content["chunks"]] == [h.chunk.id for h in lab.hits]

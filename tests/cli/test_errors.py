@@ -57,3 +57,16 @@ def test_print_json_writes_non_finite_scores_as_null(capsys):
     out = capsys.readouterr().out
     assert "NaN" not in out and "Infinity" not in out
     assert _json.loads(out) == {"hits": [{"score": None, "confidence": None}, {"score": None}], "n": 1.5}
+
+
+@pytest.mark.parametrize("command, what", [("search", "query"), ("ask", "question")])
+def test_a_query_with_a_lone_surrogate_is_one_line(capsys, tmp_path, command, what):
+    """Issue 39 item 9 at the CLI: a query with a lone surrogate (bytes that were not UTF-8) crashed the MiniLM path
+    as 'unexpected TypeError: TextEncodeInput must be …'; it is refused with its position."""
+    doc = tmp_path / "a.md"
+    doc.write_text("# Keys\n\nRotate the key in Settings.\n")
+    assert run(capsys, "ingest", str(doc), "--collection", "cli-surrogate", "--embedder", "hash")[0] == 0
+    code, out, err = run(capsys, command, "rotate\udcff key", "--collection", "cli-surrogate")
+    assert code == 2 and out == ""
+    assert err == f"error: the {what} is not valid text: a lone surrogate (U+DCFF) at character 7 (bytes that are " \
+                  "not UTF-8?); retype it\n", err

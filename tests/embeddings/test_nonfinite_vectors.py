@@ -76,3 +76,41 @@ def test_poisoned_rows_already_in_the_cache_are_re_embedded(endpoint, tmp_path):
     blob = cached._connection().execute("SELECT vector FROM embeddings WHERE text_hash = ?",
                                         [text_key("gamma")]).fetchone()[0]
     assert np.isfinite(np.frombuffer(blob, dtype=np.float32)).all()
+
+
+class _LocalModel:
+    """Any in-process embedder (not the endpoint, which checks its own replies) gone wrong: NaN rows or the wrong
+    width, until ``fault`` is cleared."""
+
+    id = "local-model"
+    dim = DIM
+
+    def __init__(self) -> None:
+        self.fault = "nan"
+
+    def _vectors(self, n: int) -> np.ndarray:
+        if self.fault == "nan":
+            return np.array([[np.inf, 1.0, 0.5, 0.25]] * n, dtype=np.float32)
+        if self.fault == "width":
+            return np.ones((n, DIM - 1), dtype=np.float32)
+        return np.ones((n, DIM), dtype=np.float32)
+
+    def embed_documents(self, texts, progress=None):
+        return self._vectors(len(texts))
+
+    def embed_query(self, text):
+        return self._vectors(1)[0]
+
+
+@pytest.mark.parametrize("fault", ["nan", "width"])
+def test_the_cache_never_stores_a_non_finite_or_wrongly_sized_vector_from_any_embedder(tmp_path, fault):
+    model = _LocalModel()
+    model.fault = fault
+    cached = CachedEmbedder(model, tmp_path)
+    with pytest.raises(EmbeddingError, match="non-finite or wrongly sized vectors.*nothing was cached"):
+        cached.embed_documents(["alpha", "beta"])
+    with pytest.raises(EmbeddingError, match="nothing was cached"):
+        cached.embed_query("alpha")
+    assert cached.size() == 0  # the cache stored what any embedder returned before
+    model.fault = ""
+    assert cached.embed_documents(["alpha", "beta"]).shape == (2, DIM) and cached.size() == 2

@@ -179,3 +179,44 @@ def test_a_saved_configuration_is_served_over_its_own_index(data_dir):
     active = open_serving_index(settings)
     assert not result.is_error and {c["chunk_id"] for c in result.structured_content["chunks"]} <= \
         {c.id for c in active.chunks()}
+
+
+def test_every_tool_answers_a_real_client_and_a_change_of_the_active_configuration_is_followed(data_dir):
+    """One stdio session: search, then each navigation tool on the ids it returned (document text wrapped as
+    untrusted); then the studio activates other retrieval settings and the same session searches with them, no
+    restart."""
+    settings = serving_world(data_dir)
+    keyword_sections = RAGConfig(embedding=EmbeddingConfig(embedder="hash"),
+                                 retrieval=RetrievalConfig(strategy="keyword", granularity="section", initial_k=2))
+
+    async def body():
+        async with stdio_client(server_params()) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            search = await session.call_tool("search_documents", {"query": "rotate the API key",
+                                                                   "granularity": "paragraph"})
+            hit = search.structured_content["chunks"][0]
+            up = await session.call_tool("zoom_out", {"chunk_id": hit["chunk_id"]})
+            section = up.structured_content["chunks"][0]
+            steps = {"search_documents": search, "zoom_out": up,
+                     "zoom_in": await session.call_tool("zoom_in", {"section_id": section["chunk_id"]}),
+                     "list_documents": await session.call_tool("list_documents", {}),
+                     "list_sections": await session.call_tool("list_sections", {"doc_id": hit["doc_id"]}),
+                     "read_section": await session.call_tool("read_section", {"doc_id": hit["doc_id"],
+                                                                              "section_id": section["chunk_id"]})}
+            activate(settings, keyword_sections)  # what the studio does when a configuration is made active
+            changed = await session.call_tool("search_documents", {"query": "rotate the API key"})
+            return hit, section, steps, changed
+
+    hit, section, steps, changed = anyio.run(body)
+    for name, result in steps.items():
+        assert not result.is_error, f"{name}: {result.content[0].text}"
+    assert section["granularity"] == "section" and section["doc_id"] == hit["doc_id"]
+    assert hit["chunk_id"] in [c["chunk_id"] for c in steps["zoom_in"].structured_content["chunks"]]
+    assert "guide.md" in steps["list_documents"].content[0].text and "faq.md" in steps["list_documents"].content[0].text
+    assert "Rotate" in steps["read_section"].content[0].text
+    for name in ("zoom_out", "zoom_in", "read_section"):
+        assert "<untrusted_document" in steps[name].content[0].text, name
+    lab = lab_search(settings, "rotate the API key")
+    assert changed.structured_content["route"] == "keyword" == lab.route
+    assert [c["chunk_id"] for c in changed.structured_content["chunks"]] == [h.chunk.id for h in lab.hits]
+    assert {c["granularity"] for c in changed.structured_content["chunks"]} == {"section"}

@@ -46,7 +46,10 @@ def servers():
 
 
 def test_redirect_to_another_local_port_is_refused(servers):
+    fetched = []
+
     def secrets(h):
+        fetched.append(h.path)
         body = json.dumps({"results": [{"url": "http://x/s", "title": "db_password=hunter2", "content": "s"}]})
         h.send_response(200)
         h.end_headers()
@@ -61,6 +64,46 @@ def test_redirect_to_another_local_port_is_refused(servers):
 
     with pytest.raises(RagError, match="another origin"):
         web.web_search(servers(redirect), "x")
+    assert fetched == []  # refused before the other port was asked anything
+
+
+@pytest.mark.parametrize("target", ["ftp://127.0.0.1/pub/secrets", "https://{netloc}/search", "file:///etc/passwd"])
+def test_redirect_to_another_scheme_is_refused_and_one_to_the_same_origin_followed(servers, target):
+    def redirect(h):
+        if h.path.startswith("/moved"):
+            h.send_response(200)
+            h.end_headers()
+            h.wfile.write(OK_BODY)
+            return
+        h.send_response(302)
+        h.send_header("Location", target.format(netloc=h.headers["Host"]))
+        h.end_headers()
+
+    url = servers(redirect)
+    with pytest.raises(RagError, match=r"redirected (to another origin|\(HTTP 302\) to '.*', which is not followed)"):
+        web.web_search(url, "x")  # file: was refused by urllib itself, reported as 'answered HTTP 302' before
+    target = "/moved?q=x"
+    assert [h.chunk.metadata["url"] for h in web.web_search(url, "x")] == ["https://e.org/a"]
+
+
+def test_fifty_thousand_results_with_one_url_are_dropped_before_any_work(servers, monkeypatch):
+    """Every duplicate was tokenised before it was dropped (44.5 s in the issue): now only the first is."""
+    tokenised = []
+    monkeypatch.setattr(web, "count_tokens", lambda text: tokenised.append(text) or len(text.split()))
+    row = {"url": "https://e.org/same", "title": "the same page", "content": "x" * 20}
+    body = json.dumps({"results": [row] * 50_000}).encode()
+    assert len(body) < web.MAX_REPLY_BYTES
+
+    def many(h):
+        h.send_response(200)
+        h.end_headers()
+        h.wfile.write(body)
+
+    start = time.monotonic()
+    hits = web.web_search(servers(many), "x", k=5)
+    assert [h.chunk.metadata["url"] for h in hits] == ["https://e.org/same"]
+    assert len(tokenised) == 1  # the old loop tokenised all 50,000
+    assert time.monotonic() - start < 5
 
 
 def test_reply_over_the_byte_cap_is_refused(servers, monkeypatch):
