@@ -12,9 +12,9 @@ import pytest
 import streamlit as st
 
 from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
-from rag_core.serving import home_demo as showcase
 from rag_core.loaders import sample_paths
 from rag_core.services import open_index
+from rag_core.serving import home_demo as showcase
 from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import finish_jobs, page_app
 

@@ -12,10 +12,10 @@ from rag_core.config import EmbeddingConfig, RAGConfig, get_settings
 from rag_core.evaluation.questions import load_golden
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import EvalRun
-from rag_core.serving.home_demo import compare
 from rag_core.loaders import load_bytes, load_path
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.services import open_index
+from rag_core.serving.home_demo import compare
 from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import finish_jobs, page_app
 from ui.safe_text import md_inert

@@ -9,8 +9,11 @@ import pytest
 from rag_core.agent import ask
 from rag_core.agent.answer import EXTRACTIVE_NOTE, extractive_answer
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings
-from rag_core.serving import home_demo as showcase
 from rag_core.evaluation.questions import Question, QuestionSet, load_golden, normalise
+from rag_core.loaders import load_path
+from rag_core.retrieval import Retriever
+from rag_core.services import open_index
+from rag_core.serving import home_demo as showcase
 from rag_core.serving.home_demo import (
     Comparison,
     Quote,
@@ -23,9 +26,6 @@ from rag_core.serving.home_demo import (
     showcase_key,
     submit_showcase,
 )
-from rag_core.loaders import load_path
-from rag_core.retrieval import Retriever
-from rag_core.services import open_index
 from rag_core.serving.jobs import JobRunner
 from rag_core.types import Chunk, Hit
 

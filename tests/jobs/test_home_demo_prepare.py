@@ -11,6 +11,8 @@ import pytest
 
 from rag_core.config import EmbeddingConfig, RAGConfig, Settings
 from rag_core.evaluation.questions import load_golden
+from rag_core.loaders import load_bytes, load_path
+from rag_core.services import open_index
 from rag_core.serving.home_demo import (
     choose_showcase,
     load_showcase,
@@ -19,8 +21,6 @@ from rag_core.serving.home_demo import (
     save_showcase,
     showcase_key,
 )
-from rag_core.loaders import load_bytes, load_path
-from rag_core.services import open_index
 from rag_core.serving.jobs import JobRunner
 
 ROOT = Path(__file__).resolve().parents[2]
