@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_core.serving.home_demo import prepare_after_ingest
 from rag_core.loaders.document_store import add_files, resolve_conflicts
+from rag_core.serving.home_demo import prepare_after_ingest
 from rag_core.serving.jobs import JobStatus
 from rag_core.serving.throughput import duration_text, ingest_estimate
 from rag_core.types import GRANULARITIES
