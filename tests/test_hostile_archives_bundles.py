@@ -87,7 +87,7 @@ def test_a_name_both_included_and_named_is_one_document(run):
 
 
 def test_the_import_message_names_the_documents_left_out():
-    from ui.eval_panels import import_message
+    from ui.evaluate.eval_panels import import_message
 
     summary = {"run_id": "r1", "questions": 2, "agent_traces": 0, "configs": [], "documents_added": 1,
                "documents": 50, "documents_skipped": ["same.md: skipped, b.json already holds a document of that "

@@ -133,3 +133,29 @@ def test_no_pages_folder_beside_the_app():
     assert not (ROOT / "pages").exists()
     assert sorted(p.name for p in (ROOT / "views").glob("*.py")) == [
         "agent_playground.py", "chunk_explorer.py", "documents.py", "evaluate.py", "home.py", "retrieval_lab.py"]
+
+
+UI_PAGES = ("agent", "documents", "evaluate", "explorer", "home", "retrieval")
+
+
+def _ui_packages_named(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The ``ui`` subpackages an import names:
+    ``import ui.agent.x``, ``from ui.agent import x``, ``from ui import agent``."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif node.module == "ui":
+        names = [f"ui.{alias.name}" for alias in node.names]
+    else:
+        names = [node.module or ""]
+    return {parts[1] for parts in (name.split(".") for name in names) if parts[0] == "ui" and len(parts) > 1}
+
+
+def test_each_ui_page_package_keeps_to_its_page():
+    """``ui/<page>/`` holds one page's renderers: it uses the helpers shared at ``ui/``'s top, never another page's
+    package (a renderer two pages need moves up to the top)."""
+    assert sorted(p.parent.name for p in (ROOT / "ui").glob("*/__init__.py")) == list(UI_PAGES)
+    for page in UI_PAGES:
+        for path in (ROOT / "ui" / page).rglob("*.py"):
+            nodes = [node for node, _ in _import_nodes(ast.parse(path.read_text(encoding="utf-8")))]
+            others = {name for node in nodes for name in _ui_packages_named(node)} & set(UI_PAGES) - {page}
+            assert not others, f"{path.relative_to(ROOT)} imports the page packages {sorted(others)}"

@@ -18,7 +18,7 @@ from rag_core.agent.policies.answer_only import _MARKERS, cite
 from rag_core.agent.policies.tool_calling import _tagged_calls, calls_in_text
 from rag_core.agent.tools import ToolArgumentError, parse_arguments
 from rag_core.types import Chunk, Hit
-from ui.agent_text import readable_answer
+from ui.agent.agent_text import readable_answer
 from ui.safe_text import md_escape, md_inert, safe_markdown
 
 # Generous: these inputs take milliseconds now and took seconds to hours before.

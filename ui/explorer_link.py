@@ -120,7 +120,7 @@ def apply(link: ChunkLink, doc_ids, defaults: ChunkingConfig, limits) -> None:
     """Point the Explorer's widgets at ``link`` (before they are drawn): its document, the settings the chunk id
     belongs to, the Source view, the chunk's granularity, the chunk selected. ``limits(max_tokens)`` is the
     overlap slider's upper bound."""
-    from ui.explorer_view import GRANULARITY_OPTIONS, chunked
+    from ui.explorer.explorer_view import GRANULARITY_OPTIONS, chunked
 
     st.session_state[APPLIED_KEY] = link
     if link.doc_id not in doc_ids:

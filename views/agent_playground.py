@@ -8,7 +8,8 @@ import streamlit as st
 from rag_core.agent import AgentState
 from rag_core.config import field_bounds
 from rag_core.types import POLICY_NAMES
-from ui import agent_view, engineer, mcp_view, state
+from ui import engineer, state
+from ui.agent import agent_view, mcp_view
 from ui.safe_text import md_escape
 from ui.state import KEEP
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import ChunkingConfig
-from ui import explorer_link, explorer_view, state
-from ui.explorer_view import GRANULARITY_OPTIONS, VIEWS, chunked, pick
+from ui import explorer_link, state
+from ui.explorer import explorer_view
+from ui.explorer.explorer_view import GRANULARITY_OPTIONS, VIEWS, chunked, pick
 from ui.router import halt
 from ui.state import KEEP
 from ui.units import human_size

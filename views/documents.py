@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from rag_core.loaders import sample_paths, supported_types
-from ui import documents_view, jobs, state
-from ui.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
+from ui import jobs, state
+from ui.documents import documents_view
+from ui.documents.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
 from ui.router import halt
 from ui.safe_text import md_inert
 

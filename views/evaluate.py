@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import draft_view, eval_jobs, evaluate_view, state, tune_view
-from ui.eval_panels import bundle_panel, config_panel
-from ui.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
+from ui import state
+from ui.evaluate import draft_view, eval_jobs, evaluate_view, tune_view
+from ui.evaluate.eval_panels import bundle_panel, config_panel
+from ui.evaluate.evaluate_view import LEADERBOARD_KEY, RESULTS_TAB, RUN_KEY, SOURCE_KEY, SOURCES, SWEEP_KEY
 from ui.safe_text import md_escape
 
 st.title(":material/leaderboard: Evaluate")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import demo_view, runs, state
+from ui import runs, state
+from ui.home import demo_view
 from ui.safe_text import md_inert
 
 DEMO_DOC = "configuration.md"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import retrieval_view, state
+from ui import state
+from ui.retrieval import retrieval_view
 
 RESULT_KEY, QUERY_KEY, LAST_KEY = "lab_result", "lab_query", "lab_last_query"
 

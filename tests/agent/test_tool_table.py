@@ -14,7 +14,7 @@ import pytest
 from rag_core.agent import tools
 from rag_core.agent.policies.tool_calling import calls_in_text
 from rag_core.mcp_server.server import MCP_NAMES, mcp_tools
-from ui.agent_text import step_title
+from ui.agent.agent_text import step_title
 
 
 class _Index:

@@ -89,7 +89,7 @@ def test_the_one_shot_side_lists_the_parts_it_missed(indexed):
 
 
 def test_the_one_shot_parts_failing_does_not_break_the_page(indexed, monkeypatch):
-    from ui import agent_plan_view
+    from ui.agent import agent_plan_view
 
     def broken(*args, **kwargs):
         raise RuntimeError("embedder gone")
@@ -133,7 +133,7 @@ def test_parts_are_shown_as_typed(indexed):
 
 
 def test_a_part_uncovered_for_a_missing_name_does_not_claim_its_evidence_fell_short():
-    from ui.agent_plan_view import checklist_line
+    from ui.agent.agent_plan_view import checklist_line
 
     line = checklist_line({"text": "deploy on Heroku", "covered": False, "confidence": 0.85, "chunk_ids": []}, {},
                           None)

@@ -1,4 +1,4 @@
-"""Agent steps and answers in words for people (ui/agent_text.py), names escaped."""
+"""Agent steps and answers in words for people (ui/agent/agent_text.py), names escaped."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from rag_core.types import Chunk
 from tests.fakes.index import FakeIndex
-from ui.agent_text import raw_call, readable_answer, step_title
+from ui.agent.agent_text import raw_call, readable_answer, step_title
 
 CHUNK = Chunk(id="c35269a3c27e52b5", doc_id="d1", granularity="section", chunk_type="prose", text="x", start=0,
               end=1, tokens=1, heading_path=["Guide", "Keys_and *tokens*"])

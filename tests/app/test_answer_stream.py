@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui import agent_view
+from ui.agent import agent_view
 
 
 class Box:

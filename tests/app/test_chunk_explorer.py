@@ -1,4 +1,4 @@
-"""Chunk Explorer page (AppTest) and its renderers (ui/chunk_view.py)."""
+"""Chunk Explorer page (AppTest) and its renderers (ui/explorer/chunk_view.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rag_core.loaders import load_bytes, sample_paths
 from rag_core.loaders.document_store import DocumentStore
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import studio_app, visit_another_page
-from ui import chunk_view
+from ui.explorer import chunk_view
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "chunk_explorer.py")
 GUIDE = (

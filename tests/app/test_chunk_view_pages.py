@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag_core.types import Chunk
-from ui import chunk_view
+from ui.explorer import chunk_view
 
 
 def _chunk(pages=None) -> Chunk:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ui.agent_grounding_view import split_citations
+from ui.agent.agent_grounding_view import split_citations
 
 
 def _hit(chunk_id: str):

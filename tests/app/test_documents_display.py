@@ -13,7 +13,7 @@ from rag_core.config import ChunkingConfig, EmbeddingConfig, RAGConfig
 from rag_core.loaders import load_bytes
 from rag_core.loaders.document_store import DocumentStore
 from tests.app.apptest_helpers import page_app
-from ui import chunk_view
+from ui.explorer import chunk_view
 from ui.units import human_size
 
 ROOT = Path(__file__).resolve().parents[2]

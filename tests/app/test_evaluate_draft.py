@@ -22,7 +22,7 @@ from rag_core.services import open_index
 from rag_core.serving.jobs import runner_for
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
-from ui import draft_view
+from ui.evaluate import draft_view
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "evaluate.py")

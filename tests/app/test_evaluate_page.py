@@ -17,7 +17,7 @@ from rag_core.loaders.document_store import DocumentStore
 from rag_core.serving.configstore import ConfigStore
 from rag_core.serving.jobs import runner_for
 from tests.app.apptest_helpers import finish_jobs, page_app, studio_app, visit_another_page
-from ui.evaluate_view import RESULTS_TAB
+from ui.evaluate.evaluate_view import RESULTS_TAB
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "evaluate.py")
@@ -462,7 +462,7 @@ def test_starting_a_run_says_what_it_does(docs, data_dir, spinners, monkeypatch)
     import rag_core.evaluation.background as background
 
     seen, submit = [], background.submit_evaluation
-    monkeypatch.setattr("ui.eval_jobs.submit_evaluation",
+    monkeypatch.setattr("ui.evaluate.eval_jobs.submit_evaluation",
                         lambda *a, **k: seen.append(list(spinners)) or submit(*a, **k))
     at = _app().run()
     at.multiselect(key="eval_strategies").set_value(["keyword"])
@@ -504,8 +504,8 @@ def test_after_a_reload_the_form_shows_the_running_jobs_set_and_settings(docs, d
     import rag_core.evaluation.runner as runner_module
     from rag_core.evaluation.question_sets import QuestionSetStore
     from rag_core.evaluation.questions import Question
-    from ui.draft_view import SAVED_KEY
-    from ui.evaluate_view import SOURCE_KEY, SOURCES
+    from ui.evaluate.draft_view import SAVED_KEY
+    from ui.evaluate.evaluate_view import SOURCE_KEY, SOURCES
 
     drafted = [Question(id=f"d{i}", question=f"What is the default port, question {i}?", intent="fact",
                         evidence=[{"file": "configuration.md", "heading_path": [],

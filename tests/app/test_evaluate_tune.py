@@ -288,7 +288,7 @@ def test_a_click_on_a_front_point_names_its_trial():
     that trial's configuration; a point of no listed trial, or no click, picks nothing."""
     from types import SimpleNamespace
 
-    from ui.tune_result_view import _clicked_trial
+    from ui.evaluate.tune_result_view import _clicked_trial
 
     def event(*points):
         return SimpleNamespace(selection={"points": list(points), "point_indices": []})

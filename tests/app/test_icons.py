@@ -13,7 +13,7 @@ from rag_core.config import EmbeddingConfig, RAGConfig
 from tests.app.apptest_helpers import studio_app
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "views").glob("*.py"), *(ROOT / "ui").glob("*.py")])
+APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "views").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
 
 # Blocks of pictographs and symbols that browsers draw from an emoji font, plus the characters that turn text into
 # emoji presentation (variation selector 16, zero-width joiner, keycap) and the fullwidth forms no font here has.

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 
 def _integrity():
-    from ui.explorer_view import render_integrity
+    from ui.explorer.explorer_view import render_integrity
 
     render_integrity({"total": 0, "chunks": 152, "oversized_atomic": 0, "counts": {"heading_split": 0},
                       "violations": [], "oversized": []}, 512)

@@ -12,7 +12,7 @@ from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from rag_core.types import Chunk, Hit
 from tests.app.apptest_helpers import page_app
-from ui import hits as hit_view
+from ui.retrieval import hits as hit_view
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "retrieval_lab.py")
 CONFIG = RAGConfig(name="lab-relevance", embedding=EmbeddingConfig(embedder="hash"))

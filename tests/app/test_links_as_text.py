@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.agent_text import readable_answer
+from ui.agent.agent_text import readable_answer
 from ui.safe_text import links_as_text, safe_markdown
 
 QUOTE = """See [git dependencies](../../concepts/projects/dependencies.md#git) and the [`PAT`][PAT] page, or [token].

@@ -166,7 +166,7 @@ def test_empty_index_with_stored_documents_says_index_them(data_dir):
 
 
 def test_hit_text_is_escaped_and_highlighted_by_stem():
-    from ui.hits import highlight_html
+    from ui.retrieval.hits import highlight_html
 
     shown = highlight_html("<script>alert(1)</script> Rotating keys: rotate_key() & more", "how to rotate a key")
     assert shown.startswith("&lt;script&gt;alert(1)&lt;/script&gt; <mark>Rotating</mark> <mark>keys</mark>:")
@@ -268,7 +268,7 @@ def test_every_knob_is_bounded_by_its_config_field(indexed):
     """The Lab's number inputs and sliders take their bounds from RetrievalConfig's fields (issue 38.4), so a value
     the engine accepts is never out of a widget's reach and a widget never offers one the engine refuses."""
     from rag_core.config import RetrievalConfig, field_bounds
-    from ui.retrieval_view import KNOB
+    from ui.retrieval.retrieval_view import KNOB
 
     at = _app()
     at.run()

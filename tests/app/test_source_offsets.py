@@ -7,7 +7,7 @@ import re
 
 from rag_core.chunking import chunk_document
 from rag_core.loaders import load_bytes
-from ui.chunk_view import highlight_html
+from ui.explorer.chunk_view import highlight_html
 
 FILE = ("---\ntitle: Deploying\nowner: ops team\n---\n\n# Deploy\n\nRun the release script.\n\n"
         "## Rollback\n\nRevert the tag and redeploy.\n")

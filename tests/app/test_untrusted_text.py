@@ -19,7 +19,7 @@ from rag_core.loaders import load_bytes
 from rag_core.services import open_index
 from rag_core.types import Chunk
 from tests.app.apptest_helpers import page_app
-from ui import chunk_view
+from ui.explorer import chunk_view
 from ui.safe_text import md_escape, md_inert, plot_text, safe_markdown
 
 PAGES = Path(__file__).resolve().parents[2] / "views"

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from rag_core.tokens import count_tokens
 from rag_core.types import Chunk, Hit
 from ui import state
-from ui.agent_text import readable_answer
+from ui.agent.agent_text import readable_answer
 
 WEB_ID = "web-0123456789abcdef"
 
@@ -23,7 +23,7 @@ def web_hit(chunk_id: str = WEB_ID) -> Hit:
 
 def _buttons_script():
     from tests.app.test_web_citation import web_hit
-    from ui.agent_view import chunk_buttons
+    from ui.agent.agent_view import chunk_buttons
 
     chunk_buttons([web_hit()], 0, "cite", prefix=":material/attach_file: ")
 

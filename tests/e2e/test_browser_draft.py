@@ -27,7 +27,7 @@ pytestmark = pytest.mark.browser
 SET_NAME = "browser-drafted"
 DRAFT_TAB = "Draft questions"
 DRAFT_BUTTON = "Draft questions from your documents"
-TAU = "How far to trust a drafted set: "  # the agreement figure's wording (ui/draft_view.agreement_note)
+TAU = "How far to trust a drafted set: "  # the agreement figure's wording (ui/evaluate/draft_view.agreement_note)
 ROW_PX = 35  # the data editor's header and row height
 # The model's reply to every section: readable, but citing a sentence of no section, so each is checked and
 # rejected: the drafting goes on, one section every two seconds, until the time budget or a Cancel.

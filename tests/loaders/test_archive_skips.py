@@ -37,7 +37,7 @@ def test_corrupt_archive_has_no_skips_to_name():
 
 def test_add_files_reports_the_skipped_members(tmp_path):
     from rag_core.loaders.document_store import DocumentStore, add_files
-    from ui.documents_view import report_added
+    from ui.documents.documents_view import report_added
 
     report = add_files(DocumentStore(tmp_path), [("site.zip", _zip(["guide.md", "../escape.md", "talk.mp3"]))])
     assert [d.name for d in report.added] == ["guide.md"]

@@ -1,6 +1,6 @@
-"""Plotly figures and tables of a tuning study (``ui/tune_view.py`` draws them): optimisation history, the Pareto
-front, parameter importance, a slice per knob, the validation comparison. Every value is a measured one from the
-stored ``TuneResult``; nothing is estimated here."""
+"""Plotly figures and tables of a tuning study (``ui/evaluate/tune_view.py`` draws them): optimisation history,
+the Pareto front, parameter importance, a slice per knob, the validation comparison. Every value is a measured one
+from the stored ``TuneResult``; nothing is estimated here."""
 
 from __future__ import annotations
 

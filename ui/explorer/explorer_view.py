@@ -7,7 +7,8 @@ import streamlit as st
 
 from rag_core.config import ChunkingConfig, field_bounds
 from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
-from ui import chunk_view, jobs, reindex_view, state
+from ui import jobs, reindex_view, state
+from ui.explorer import chunk_view
 from ui.safe_text import md_escape
 from ui.state import KEEP
 

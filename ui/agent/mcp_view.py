@@ -18,7 +18,8 @@ from rag_core.mcp_server.handover import (
     http_client_config,
     shell_command,
 )
-from ui import agent_text, explorer_link, jobs, state
+from ui import explorer_link, jobs, state
+from ui.agent import agent_text
 from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 2.0

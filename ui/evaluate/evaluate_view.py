@@ -11,7 +11,8 @@ from rag_core.config import RAGConfig
 from rag_core.evaluation.regression import ALPHA, MIN_DROP, Z
 from rag_core.evaluation.results import ResultsStore
 from rag_core.evaluation.runner import NOT_FOUND_METRICS, QUALITY_METRICS, STRATEGIES
-from ui import charts, eval_jobs, runs, state
+from ui import charts, runs, state
+from ui.evaluate import eval_jobs
 from ui.safe_text import md_escape, md_inert
 from ui.state import KEEP
 
@@ -46,7 +47,7 @@ def form_from_running_job():
     """After a reload (a new session) while an evaluation runs, the form shows that run's question set,
     configurations and strategies (read from the job's settings) instead of the defaults ("golden: 60 questions"
     above a drafted set's run); once a session, and never over a choice already made. Returns that job, or None."""
-    from ui import draft_view
+    from ui.evaluate import draft_view
 
     if st.session_state.get(RESTORED_KEY):
         return None
@@ -123,8 +124,8 @@ def pick_question_set():
         if parsed is not None:
             st.session_state[UPLOADED_KEY] = (upload.name, parsed)
         return parsed
-    if source == SOURCES[3]:  # sets saved from a reviewed draft (ui/draft_view.py)
-        from ui import draft_view
+    if source == SOURCES[3]:  # sets saved from a reviewed draft (ui/evaluate/draft_view.py)
+        from ui.evaluate import draft_view
 
         return draft_view.pick_saved_set()
     path = st.text_input("BEIR folder (corpus.jsonl, queries.jsonl, qrels/)", key="eval_beir_path",

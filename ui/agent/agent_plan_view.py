@@ -13,7 +13,7 @@ import streamlit as st
 
 from rag_core.agent.coverage import PART_COVERED, embedder_id, score_parts
 from rag_core.agent.plan import Part, plan_question
-from ui import agent_text
+from ui.agent import agent_text
 from ui.safe_text import md_escape
 
 COVERED, MISSING = ":green[:material/check_circle:]", ":orange[:material/cancel:]"

@@ -15,8 +15,9 @@ from rag_core.serving import tuning_jobs
 from rag_core.serving.jobs import JobStatus, format_eta
 from rag_core.tuning import TuneSpec, knob, parse_pins
 from rag_core.tuning.space import KNOBS, TUNE_STRATEGIES
-from ui import jobs, state, tune_result_view
-from ui import tune_charts as charts
+from ui import jobs, state
+from ui.evaluate import tune_charts as charts
+from ui.evaluate import tune_result_view
 from ui.safe_text import md_escape, md_inert
 from ui.state import KEEP as PERSIST
 

@@ -12,7 +12,7 @@ from rag_core.errors import field_problems
 from rag_core.serving.tuning_jobs import StoredTune, load_result, param_importances
 from rag_core.tuning import KEEP
 from ui import jobs, reindex_view, state
-from ui import tune_charts as charts
+from ui.evaluate import tune_charts as charts
 from ui.safe_text import md_escape, md_inert
 
 SAVE_NAME_KEY, APPLIED_KEY, FRONT_KEY = "tune_save_name", "tune_applied", "tune_front_point"

@@ -12,7 +12,8 @@ import streamlit as st
 import rag_core.agent
 from rag_core.agent import AgentResult, AgentState
 from rag_core.agent.answer import NOT_FOUND
-from ui import agent_grounding_view, agent_plan_view, agent_text, engineer, explorer_link, state
+from ui import engineer, explorer_link, state
+from ui.agent import agent_grounding_view, agent_plan_view, agent_text
 from ui.safe_text import md_escape, md_inert, safe_markdown
 
 

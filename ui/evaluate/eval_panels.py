@@ -139,7 +139,8 @@ def bundle_panel(results) -> None:
     """Export a stored run as a demo bundle; import one and replay it here."""
     from rag_core.evaluation.background import submit_evaluation
     from rag_core.evaluation.bundle import export_bundle, import_bundle, read_bundle, resolve_documents
-    from ui import eval_jobs, jobs, runs
+    from ui import jobs, runs
+    from ui.evaluate import eval_jobs
 
     st.markdown("**Export**: configuration(s), question set, results, selected agent traces and the documents.")
     stored = runs.list_runs()  # cached until a run is saved or deleted, like the run itself below

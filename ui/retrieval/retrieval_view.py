@@ -10,7 +10,7 @@ import streamlit as st
 from rag_core.config import RetrievalConfig, field_bounds
 from rag_core.types import CHUNK_TYPES, GRANULARITIES, RETRIEVAL_STRATEGIES
 from ui import engineer, explorer_link, state
-from ui import hits as hit_view
+from ui.retrieval import hits as hit_view
 from ui.safe_text import md_inert
 
 KNOB, KNOBS_FOR = "lab_knob_", "lab_knobs_for"

@@ -1,0 +1,1 @@
+"""Agent Playground renderers: the chat and its steps, the plan and coverage, grounding, Connected agents."""

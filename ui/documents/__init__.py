@@ -1,0 +1,1 @@
+"""Documents page renderers: upload, index, conflicts, the document table."""

@@ -1,0 +1,1 @@
+"""Evaluate page renderers: run, results, sweep, configuration and bundle panels, draft questions, tune."""

@@ -1,0 +1,1 @@
+"""Retrieval Lab renderers: the retrieval knobs, a result, hits for people."""
