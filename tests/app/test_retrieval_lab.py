@@ -97,6 +97,22 @@ def test_knobs_write_into_the_active_config(indexed):
     assert at.dataframe[1].value["k"].iloc[0] == 5
 
 
+def test_knobs_change_the_active_configuration_never_the_saved_one_of_its_name(indexed, data_dir):
+    """Issue 35.4: saved configurations are snapshots; a Lab knob changes only the active configuration."""
+    from rag_core.config import get_settings
+    from rag_core.serving.activestate import ActiveStore
+    from rag_core.serving.configstore import ConfigStore
+
+    path = ConfigStore(data_dir).save(HASH_CONFIG)
+    before = path.read_bytes()
+    at = _app()
+    at.run()
+    next(s for s in at.selectbox if s.label == "Strategy").select("keyword").run()
+    assert not at.exception
+    assert ActiveStore.for_settings(get_settings()).config().retrieval.strategy == "keyword"
+    assert path.read_bytes() == before and ConfigStore(data_dir).list() == ["lab-test"]
+
+
 def test_prefill_runs_the_query_and_why_not_explains_a_missing_chunk(indexed):
     at = _app(prefill={"page": "lab", "query": "request timeout default"})
     at.run()

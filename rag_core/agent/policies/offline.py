@@ -95,6 +95,16 @@ class _Task:
 
 # The policy's follow-up searches and zooms, and its conditional-retrieval test (pure functions of a run).
 
+def _confident(outcome: ToolOutcome, run: AgentRun, excluded: bool) -> bool:
+    """Whether a search found its query at or above the retrieval threshold. With the held chunks left out
+    (``excluded``), a confident search can return none: the context holds what it found ('stayed below the
+    threshold' was untrue)."""
+    result = outcome.retrieval
+    if result is None or result.confidence < run.threshold:
+        return False
+    return bool(outcome.hits) or (excluded and bool(run.retrieved_ids or run.state.retrieved_ids))
+
+
 def _retry_task(sub: str, why: str) -> _Task:
     query = rewritten(sub)
     if query.lower() == sub.lower():
@@ -240,8 +250,8 @@ class OfflinePolicy:
             return self._done(run, f"one step left of {run.max_steps}: answer from what was found")
         unanswered = [q for q in self.sub_queries if q not in self.answered]
         if unanswered:
-            return self._done(run, "searches exhausted; some parts stayed below the confidence threshold: "
-                                   + "; ".join(unanswered))
+            return self._done(run, f"searches exhausted; the searches for some parts stayed below the retrieval "
+                                   f"threshold {run.threshold:.2f}: " + "; ".join(unanswered))
         reason = f"every sub-query found with confidence ≥ {run.threshold:.2f}"
         if self.skipped:
             reason += "; no search needed for " + ", ".join(repr(q) for q in self.skipped) + " (already in the context)"
@@ -261,7 +271,7 @@ class OfflinePolicy:
             return
         sub = task.sub_query
         confidence = outcome.retrieval.confidence if outcome.retrieval is not None else 0.0
-        if outcome.hits and confidence >= run.threshold:
+        if _confident(outcome, run, action.exclude_retrieved):
             self.answered.add(sub)
         if task.kind == "whole":
             self.whole_unsure = confidence < run.threshold
@@ -384,8 +394,7 @@ class OfflinePolicy:
             return
         key = "whole" if task.kind == "whole" else f"{task.kind}:{task.sub_query}"
         self.lists[key] = list(outcome.hits)
-        confidence = outcome.retrieval.confidence if outcome.retrieval is not None else 0.0
-        if outcome.hits and confidence >= run.threshold:
+        if _confident(outcome, run, excluded=False):  # a plan's searches leave nothing out
             self.answered.add(task.sub_query)
         if not self.hopped and not any(t.kind == "part" for t in self.tasks):
             self.hopped = True
