@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_core.loaders import sample_paths, supported_types
+from rag_core.loaders import listed_kinds, sample_paths, supported_types
 from ui import jobs, state
 from ui.documents import documents_view
 from ui.documents.documents_view import MESSAGES_KEY, PENDING_DELETE_KEY, SEEN_UPLOADS_KEY
@@ -22,7 +22,7 @@ index = state.guarded(state.active_index, "Opening the index")
 
 files_col, folder_col = st.columns(2)
 uploads = files_col.file_uploader(
-    f"Upload documents (Markdown, text, code, HTML, PDF, CSV, DOCX — up to {settings.max_upload_mb} MB each), "
+    f"Upload documents ({listed_kinds()} — up to {settings.max_upload_mb} MB each), "
     "or a ZIP of a folder",
     accept_multiple_files=True, key="documents_uploader",
     help="Supported extensions: " + ", ".join(supported_types()) + ". A ZIP keeps its folder paths.",

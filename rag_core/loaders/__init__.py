@@ -1,7 +1,8 @@
-"""Layer 0: loading files (Markdown, text, code, HTML, PDF, CSV, DOCX) into ``Document``s (``load``), and the
-persistent ``DocumentStore`` they are added to (``document_store``)."""
+"""Layer 0: loading files of every format in ``format_table`` (Markdown, PDF, source code …) into
+``Document``s (``load``), and the persistent ``DocumentStore`` they are added to (``document_store``)."""
 
 from rag_core.loaders.detect import safe_name
+from rag_core.loaders.format_table import listed_kinds
 from rag_core.loaders.formats import page_of
 from rag_core.loaders.load import (
     document_id,
@@ -21,6 +22,7 @@ __all__ = [
     "document_id",
     "iter_named_paths",
     "iter_paths",
+    "listed_kinds",
     "load_bytes",
     "load_many",
     "load_path",

@@ -16,7 +16,8 @@ from pathlib import PurePosixPath
 
 from rag_core.config import get_settings
 from rag_core.errors import LoadError
-from rag_core.loaders.detect import CODE_FILENAMES, SUPPORTED_EXTENSIONS, extension, zip_kind
+from rag_core.loaders.detect import accepted_name, extension, zip_kind
+from rag_core.loaders.format_table import listed_kinds
 from rag_core.loaders.formats import zip_expansion
 from rag_core.loaders.zipread import InflateLimit, entries_at_most, expansion_budget, human_bytes, iter_member
 
@@ -26,7 +27,7 @@ _SKIPPED_PARTS = frozenset({"__macosx", "__pycache__", "node_modules", "venv", "
 
 
 def is_folder_archive(data: bytes) -> bool:
-    """A ZIP that is not itself a document (a DOCX is a ZIP too, and stays one document)."""
+    """A ZIP that is not itself a document (a DOCX is a ZIP too, and stays one document: a format's row claims it)."""
     return zip_kind(data) == "zip"
 
 
@@ -47,11 +48,9 @@ def skip_reason(member: str) -> str | None:
     name = parts[-1] if parts else ""
     if name.startswith("."):
         return "skipped: a hidden file"
-    ext = extension(name)
-    if name.lower() not in _SKIPPED_PARTS and (
-            ext in SUPPORTED_EXTENSIONS or (ext == "" and name.lower() in CODE_FILENAMES)):
+    if name.lower() not in _SKIPPED_PARTS and accepted_name(name):
         return None
-    return f"skipped: unsupported type ({ext or 'no extension'})"
+    return f"skipped: unsupported type ({extension(name) or 'no extension'})"
 
 
 def folder_skip_reason(path: str) -> str | None:
@@ -120,8 +119,7 @@ def expand_zip(name: str, data: bytes, *, max_member_bytes: int | None = None, m
                             "(a zip bomb?); refusing to open it.")
         wanted = [i for i in infos if _wanted(i.filename.replace("\\", "/"))]
         if not wanted:
-            raise LoadError(f"{name}: the ZIP archive holds no supported document "
-                            "(Markdown, text, code, HTML, PDF, CSV, DOCX).")
+            raise LoadError(f"{name}: the ZIP archive holds no supported document ({listed_kinds()}).")
     members: list[tuple[str, bytes]] = []
     errors: list[tuple[str, str]] = []
     budget = expansion_budget(len(data), MAX_ARCHIVE_UNCOMPRESSED, MAX_ARCHIVE_RATIO)

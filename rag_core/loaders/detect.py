@@ -1,7 +1,8 @@
 """Sniffing what a file is: magic bytes, binary detection, text decoding, and safe display names.
 
 Content decides first (a PDF named ``notes.md`` is a PDF; a PNG named ``notes.md`` is refused as binary);
-the extension decides only between text formats (Markdown, plain text, CSV, code in a given language).
+the extension decides only between text formats (Markdown, plain text, CSV, code in a given language). Which
+formats there are, and what claims a file for each, is ``format_table``'s rows.
 """
 
 from __future__ import annotations
@@ -11,41 +12,16 @@ import io
 import re
 import unicodedata
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from charset_normalizer import from_bytes
 
+import rag_core.loaders.format_table as format_table
 from rag_core.errors import LoadError
+from rag_core.loaders.format_table import Format
 from rag_core.loaders.zipread import entries_at_most
-from rag_core.types import DocType
-
-# Extension → language for source code (the chunker splits Python with ``ast``, others at blank lines).
-CODE_LANGUAGES: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".pyw": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript",
-    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala",
-    ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
-    ".cs": "csharp", ".swift": "swift", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua", ".r": "r",
-    ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ps1": "powershell",
-    ".sql": "sql", ".css": "css", ".scss": "scss",
-    ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".ini": "ini", ".cfg": "ini",
-    ".xml": "xml", ".proto": "protobuf", ".graphql": "graphql", ".tf": "hcl",
-}
-# Extension-less files recognised by name.
-CODE_FILENAMES: dict[str, str] = {"makefile": "make", "dockerfile": "dockerfile", "justfile": "make"}
-MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
-TEXT_EXTENSIONS = frozenset({".txt", ".text", ".log", ".rst", ".adoc", ""})
-HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
-CSV_EXTENSIONS = frozenset({".csv", ".tsv"})
-SUPPORTED_EXTENSIONS = frozenset(
-    MARKDOWN_EXTENSIONS | TEXT_EXTENSIONS | HTML_EXTENSIONS | CSV_EXTENSIONS | set(CODE_LANGUAGES)
-    | {".pdf", ".docx"}
-) - {""}
-
-SHEBANG_LANGUAGES = {"python": "python", "node": "javascript", "bash": "bash", "sh": "bash", "zsh": "bash",
-                     "ruby": "ruby", "perl": "perl", "deno": "typescript"}
 
 # Magic numbers of common binary formats, to name what was uploaded instead of just "binary".
 BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -59,8 +35,8 @@ BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon file"), (b"wOFF", "a web font"),
 )
 
-# A ZIP with more central-directory entries than this is not sniffed for being a DOCX (a DOCX has a few dozen parts;
-# a folder's ZIP meets its own limit of files next).
+# A ZIP with more central-directory entries than this is not sniffed for being a document such as a DOCX (a DOCX has
+# a few dozen parts; a folder's ZIP meets its own limit of files next).
 MAX_SNIFFED_ENTRIES = 20_000
 # Share of control characters (other than tab, newline, CR, form feed, escape) above which text is binary.
 MAX_CONTROL_RATIO = 0.05
@@ -73,7 +49,6 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 _ALLOWED_CONTROLS = frozenset("\t\n\r\f\x1b")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
-_HTML_START_RE = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>])", re.I | re.S)
 _MAX_NAME_CHARS = 120
 
 
@@ -121,31 +96,44 @@ def binary_signature(data: bytes) -> str | None:
     return None
 
 
-def is_pdf(data: bytes) -> bool:
-    """A PDF header at the start, or (the spec allows leading junk) in the first 1 KB of a file ending in %%EOF.
-
-    The second condition keeps a Markdown note that merely mentions "%PDF-" from being read as a PDF.
-    """
-    head = data[:1024]
-    return head.lstrip().startswith(b"%PDF-") or (b"%PDF-" in head and b"%%EOF" in data[-2048:])
+def is_zip(data: bytes) -> bool:
+    return data.startswith(b"PK\x03\x04")
 
 
 def zip_kind(data: bytes) -> str | None:
-    """``"docx"`` for a Word document, ``"zip"`` for any other ZIP archive, None when not a ZIP."""
-    if not data.startswith(b"PK\x03\x04"):
+    """The name of the format a ZIP is a document of (``"docx"`` for a Word document, by the member its row names),
+    ``"zip"`` for any other ZIP archive, None when not a ZIP."""
+    if not is_zip(data):
         return None
-    if entries_at_most(data) > MAX_SNIFFED_ENTRIES:  # no Word document has that many parts: not parsed to tell
+    if entries_at_most(data) > MAX_SNIFFED_ENTRIES:  # no document has that many parts: not parsed to tell
         return "zip"
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
     except (zipfile.BadZipFile, OSError, ValueError):
         return "zip"
-    return "docx" if "word/document.xml" in names else "zip"
+    for fmt in format_table.FORMATS:
+        if fmt.zip_member is not None and fmt.zip_member in names:
+            return fmt.name
+    return "zip"
 
 
-def looks_like_html(text: str) -> bool:
-    return bool(_HTML_START_RE.match(text[:4096]))
+def sniffed_format(data: bytes) -> Format | None:
+    """The binary format whose content ``data`` is (its row's ``sniff``, then a ZIP its row's member claims), None
+    for anything else (text, a ZIP no row claims, binary no row knows)."""
+    for fmt in format_table.FORMATS:
+        if fmt.sniff is not None and fmt.sniff(data):
+            return fmt
+    kind = zip_kind(data)
+    return None if kind in (None, "zip") else format_table.format_named(kind)
+
+
+def accepted_name(name: str) -> bool:
+    """A file a folder or a ZIP is loaded for by its name: a row's extension, or an extension-less name a row
+    knows (``Makefile``)."""
+    ext = extension(name)
+    return ext in format_table.supported_extensions() or (
+        ext == "" and PurePosixPath(name).name.lower() in format_table.known_filenames())
 
 
 def _utf16_without_bom(data: bytes) -> str | None:
@@ -172,12 +160,10 @@ def control_ratio(text: str) -> float:
     return len(_CONTROL_RE.findall(sample)) / len(sample)
 
 
-DOCUMENT_KINDS = "Markdown, text, code, HTML, CSV, PDF or DOCX"
-
-
-def decode_text(name: str, data: bytes, expected: str = DOCUMENT_KINDS) -> Decoded:
+def decode_text(name: str, data: bytes, expected: str | None = None) -> Decoded:
     """Decode bytes to text: BOM first, then strict UTF-8, then charset-normalizer; refuse binary data
-    (the message asks for ``expected`` instead)."""
+    (the message asks for ``expected`` instead, by default every format of the table)."""
+    expected = format_table.document_kinds() if expected is None else expected
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -234,36 +220,40 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def shebang_language(text: str) -> str | None:
+def shebang_language(text: str, languages: Mapping[str, str]) -> str | None:
+    """The language ``languages`` gives the interpreter of ``text``'s ``#!`` line (``/usr/bin/env python3``)."""
     if not text.startswith("#!"):
         return None
     first = text.split("\n", 1)[0]
     words = re.split(r"[\s/]+", first[2:].strip())
     for word in reversed(words):
-        lang = SHEBANG_LANGUAGES.get(re.sub(r"[\d.]+$", "", word))
+        lang = languages.get(re.sub(r"[\d.]+$", "", word))
         if lang:
             return lang
     return None
 
 
-def text_kind(name: str, text: str) -> tuple[DocType, str | None]:
-    """(doc_type, language) of decoded text: HTML by content, then extension, then shebang."""
+def text_format(name: str, text: str) -> tuple[Format, str | None]:
+    """(format, language) of decoded text: a row's content test, then extension, file name, shebang, and last a
+    fallback row's extension (plain text); an extension no row claims is refused, naming the supported ones."""
+    rows = [fmt for fmt in format_table.FORMATS if not fmt.binary]
     ext = extension(name)
-    if looks_like_html(text) or ext in HTML_EXTENSIONS:
-        return "html", None
-    if ext in MARKDOWN_EXTENSIONS:
-        return "markdown", None
-    if ext in CSV_EXTENSIONS:
-        return "csv", None
-    if ext in CODE_LANGUAGES:
-        return "code", CODE_LANGUAGES[ext]
+    for fmt in rows:
+        if fmt.sniff_text is not None and fmt.sniff_text(text):
+            return fmt, None
+    for fmt in rows:
+        if not fmt.fallback and ext in fmt.extensions:
+            return fmt, fmt.languages.get(ext)
     stem = PurePosixPath(name).name.lower()
-    if stem in CODE_FILENAMES:
-        return "code", CODE_FILENAMES[stem]
-    language = shebang_language(text)
-    if language:
-        return "code", language
-    if ext in TEXT_EXTENSIONS:
-        return "text", None
-    supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
+    for fmt in rows:
+        if stem in fmt.filenames:
+            return fmt, fmt.filenames[stem]
+    for fmt in rows:
+        language = shebang_language(text, fmt.shebangs) if fmt.shebangs else None
+        if language:
+            return fmt, language
+    for fmt in rows:
+        if fmt.fallback and ext in fmt.extensions:
+            return fmt, None
+    supported = ", ".join(sorted(format_table.supported_extensions()))
     raise LoadError(f"{name}: unsupported file type '{ext}'. Supported: {supported}.")

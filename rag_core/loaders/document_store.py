@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, ValidationError
+from pydantic_core import PydanticCustomError
 
 from rag_core.errors import field_problems
 from rag_core.files import atomic_write_text
@@ -31,8 +32,9 @@ from rag_core.loaders.archives import (
     max_upload_files,
     skipped_members,
 )
+from rag_core.loaders.format_table import format_names
 from rag_core.loaders.load import MAX_DOCUMENT_NAME_CHARS, default_max_bytes
-from rag_core.types import DocType, Document, Progress
+from rag_core.types import Document, Progress
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +58,22 @@ class _Metadata(BaseModel):
     converted: bool = False
 
 
+def _format_name(value: Any) -> str:
+    """A format's name from the table, read as each document is, so the documents of a new row read back."""
+    names = format_names()
+    if isinstance(value, str) and value in names:
+        return value
+    listed = [repr(n) for n in names]
+    expected = ", ".join(listed[:-1]) + " or " + listed[-1] if len(listed) > 1 else listed[0]
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
 class _DocumentModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
     id: Annotated[str, StringConstraints(max_length=64)] = ""
     name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_DOCUMENT_NAME_CHARS)]  # loaders' own rule
-    doc_type: DocType
+    doc_type: Annotated[str, PlainValidator(_format_name)]
     size: int = Field(ge=0)
     created: Annotated[str, StringConstraints(max_length=40)] = ""
     text: str

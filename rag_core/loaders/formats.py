@@ -1,4 +1,5 @@
-"""Converters for DOCX (python-docx) and CSV (a Markdown table), and the PDF page map (PDF itself: ``pdf``).
+"""Converters for DOCX (python-docx), CSV (a Markdown table) and plain text, and the PDF page map (PDF itself:
+``pdf``).
 
 Each returns the Markdown/plain text the chunker reads plus metadata (page map, warnings); each turns the
 library's failures into a ``LoadError`` that names the file and says what to do.
@@ -11,8 +12,10 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
+from rag_core.config import get_settings
 from rag_core.errors import LoadError
 from rag_core.loaders.zipread import InflateLimit, expansion_budget, human_bytes, iter_member
 
@@ -240,6 +243,17 @@ def convert_docx(name: str, data: bytes) -> Converted:
 
 
 # ---------------------------------------------------------------------------------------------------- CSV
+
+
+def convert_plain(name: str, text: str) -> Converted:
+    """Text and source code as they are: the chunker reads the file's own text."""
+    return Converted(text)
+
+
+def convert_csv_file(name: str, text: str) -> Converted:
+    """A CSV or TSV file (``.tsv``: tab-separated, else the delimiter is sniffed), cut at ``RAG_MAX_CSV_ROWS``."""
+    delimiter = "\t" if PurePosixPath(name).suffix.lower() == ".tsv" else None
+    return convert_csv(name, text, delimiter=delimiter, max_rows=get_settings().max_csv_rows)
 
 
 def convert_csv(name: str, text: str, delimiter: str | None = None, max_rows: int | None = None) -> Converted:

@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+from rag_core.errors import LoadError
+from rag_core.loaders.formats import Converted
+
 # The opening ``---`` on the first line, the closing ``---`` (or YAML's ``...``) on a line of its own.
 _BLOCK = re.compile(r"\A---[ \t]*\n(?P<body>(?:.*\n)*?)(?:---|\.\.\.)[ \t]*(?:\n|\Z)")
 _KEY_LINE = re.compile(r"\A[ \t]*[\w][\w .-]*:(?:[ \t]|$)")
@@ -90,3 +93,23 @@ def without_front_matter(doc: Any) -> str:
     if not skip:
         return doc.text
     return re.sub(r"[^\n]", " ", doc.text[:skip]) + doc.text[skip:]
+
+
+def convert_markdown(name: str, text: str) -> Converted:
+    """Markdown whose YAML front matter becomes metadata (its scalar values, ``title`` included).
+
+    The text keeps the front matter, so chunk offsets index the file as uploaded; ``front_matter_chars`` says how
+    much of it the chunker skips (``without_front_matter``).
+    """
+    front = split_front_matter(name, text)
+    metadata: dict = {}
+    if len(front.text) < len(text):  # a block was taken, even one with only lists or mappings in it
+        metadata["front_matter_chars"] = len(text) - len(front.text)
+    if front.metadata:
+        metadata["front_matter"] = front.metadata
+        title = front.metadata.get("title")
+        if isinstance(title, str | int | float) and not isinstance(title, bool) and str(title).strip():
+            metadata["title"] = str(title).strip()
+    if not front.text.strip() and len(front.text) < len(text):
+        raise LoadError(f"{name}: holds only YAML front matter, no text to index.")
+    return Converted(text, metadata, [front.warning] if front.warning else [])

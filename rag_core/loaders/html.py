@@ -13,6 +13,8 @@ import re
 
 from bs4 import BeautifulSoup, CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
+from rag_core.loaders.formats import Converted
+
 MAX_DEPTH = 60
 DROP_TAGS = frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas",
                        "head", "form", "button", "input", "select", "textarea", "meta", "link"})
@@ -23,6 +25,18 @@ HEADING_TAGS = {f"h{i}": i for i in range(1, 7)}
 _LANG_RE = re.compile(r"^(?:language|lang|highlight-source|highlight)-([\w+#.-]+)$")
 _SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
 _SAFE_URL_RE = re.compile(r"^(?:https?:|mailto:|#|/|\./|\.\./|[\w\-./]+$)", re.I)
+_HTML_START_RE = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>])", re.I | re.S)
+
+
+def looks_like_html(text: str) -> bool:
+    """Text that starts as an HTML page (a doctype or ``<html>``, after an XML declaration or comments)."""
+    return bool(_HTML_START_RE.match(text[:4096]))
+
+
+def convert_html(name: str, text: str) -> Converted:
+    """An HTML page as Markdown, its ``<title>`` as the document's title."""
+    markdown, title = html_to_markdown(text)
+    return Converted(markdown, {"title": title} if title else {})
 
 
 def html_to_markdown(html: str) -> tuple[str, str | None]:

@@ -16,24 +16,18 @@ import rag_core
 from rag_core.config import get_settings
 from rag_core.errors import LoadError
 from rag_core.loaders.detect import (
-    CODE_FILENAMES,
-    DOCUMENT_KINDS,
     MAX_CONTROL_RATIO,
-    SUPPORTED_EXTENSIONS,
+    accepted_name,
     binary_signature,
     control_ratio,
     decode_text,
-    extension,
-    is_pdf,
+    is_zip,
     normalise_newlines,
     safe_name,
-    text_kind,
-    zip_kind,
+    sniffed_format,
+    text_format,
 )
-from rag_core.loaders.formats import Converted, convert_csv, convert_docx
-from rag_core.loaders.front_matter import split_front_matter
-from rag_core.loaders.html import html_to_markdown
-from rag_core.loaders.pdf import convert_pdf
+from rag_core.loaders.format_table import document_kinds, supported_extensions
 from rag_core.types import Document, Progress
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
@@ -108,26 +102,6 @@ def check_text_size(name: str, chars: int, max_document_mb: float) -> None:
                         "limit.")
 
 
-def _markdown(name: str, text: str) -> Converted:
-    """Markdown whose YAML front matter becomes metadata (its scalar values, ``title`` included).
-
-    The text keeps the front matter, so chunk offsets index the file as uploaded; ``front_matter_chars`` says how
-    much of it the chunker skips (``without_front_matter``).
-    """
-    front = split_front_matter(name, text)
-    metadata: dict = {}
-    if len(front.text) < len(text):  # a block was taken, even one with only lists or mappings in it
-        metadata["front_matter_chars"] = len(text) - len(front.text)
-    if front.metadata:
-        metadata["front_matter"] = front.metadata
-        title = front.metadata.get("title")
-        if isinstance(title, str | int | float) and not isinstance(title, bool) and str(title).strip():
-            metadata["title"] = str(title).strip()
-    if not front.text.strip() and len(front.text) < len(text):
-        raise LoadError(f"{name}: holds only YAML front matter, no text to index.")
-    return Converted(text, metadata, [front.warning] if front.warning else [])
-
-
 def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_folders: bool = False) -> Document:
     """Load one file's content as a ``Document``; raises ``LoadError`` naming the file on any bad input.
 
@@ -146,19 +120,17 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
     language: str | None = None
     metadata: dict = {}
     warnings: list[str] = []
-    if is_pdf(data):
-        doc_type, converted = "pdf", convert_pdf(name, data)
-        metadata["encoding"] = "binary"
-    elif (kind := zip_kind(data)) is not None:
-        if kind != "docx":
-            raise LoadError(f"{name}: is a ZIP archive but not a Word document (.docx); "
-                            "unpack it and upload the files inside, or save as .docx.")
-        doc_type, converted = "docx", convert_docx(name, data)
+    fmt = sniffed_format(data)
+    if fmt is None and is_zip(data):  # a ZIP no format claims: a folder's archive is unpacked before loading
+        raise LoadError(f"{name}: is a ZIP archive but not a Word document (.docx); "
+                        "unpack it and upload the files inside, or save as .docx.")
+    if fmt is not None:
+        converted = fmt.convert(name, data)
         metadata["encoding"] = "binary"
     else:
         signature = binary_signature(data)
         if signature:
-            raise LoadError(f"{name}: is {signature}, not a supported document; upload {DOCUMENT_KINDS}.")
+            raise LoadError(f"{name}: is {signature}, not a supported document; upload {document_kinds()}.")
         decoded = decode_text(name, data)
         text = normalise_newlines(decoded.text)
         if control_ratio(text) > MAX_CONTROL_RATIO:
@@ -166,27 +138,19 @@ def load_bytes(name: str, data: bytes, *, max_bytes: int | None = None, keep_fol
         metadata["encoding"] = decoded.encoding
         if decoded.warning:
             warnings.append(decoded.warning)
-        doc_type, language = text_kind(name, text)
-        if doc_type == "html":
-            markdown, title = html_to_markdown(text)
-            converted = Converted(markdown, {"title": title} if title else {})
-        elif doc_type == "csv":
-            converted = convert_csv(name, text, delimiter="\t" if extension(name) == ".tsv" else None,
-                                    max_rows=_settings().max_csv_rows)
-        elif doc_type == "markdown":
-            converted = _markdown(name, text)
-        else:
-            converted = Converted(text)
+        fmt, language = text_format(name, text)
+        converted = fmt.convert(name, text)
+    doc_type = fmt.name
     check_text_size(name, len(converted.text), _settings().max_document_mb)
     check_headings(name, converted.text[converted.metadata.get("front_matter_chars", 0):], _settings().max_headings)
     metadata.update(converted.metadata)
     warnings.extend(converted.warnings)
     if not converted.text.strip():
-        if doc_type in ("markdown", "text", "code"):
+        if not fmt.converted:
             raise LoadError(f"{name}: the file is empty.")
         raise LoadError(f"{name}: has no text content after conversion from {doc_type}.")
     metadata["original_type"] = doc_type
-    metadata["converted"] = doc_type in ("html", "pdf", "csv", "docx")
+    metadata["converted"] = fmt.converted
     if warnings:
         metadata["warnings"] = warnings
     return Document(
@@ -230,8 +194,7 @@ def load_path(path: str | os.PathLike, *, max_bytes: int | None = None, name: st
 
 
 def _is_candidate(path: Path) -> bool:
-    ext = extension(path.name)
-    return ext in SUPPORTED_EXTENSIONS or (ext == "" and path.name.lower() in CODE_FILENAMES)
+    return accepted_name(path.name)
 
 
 def iter_paths(paths: Iterable[str | os.PathLike], *, supported_only: bool = True) -> list[Path]:
@@ -368,4 +331,4 @@ def remove_samples(store: Any, index: Any = None) -> list[str]:
 
 
 def supported_types() -> Sequence[str]:
-    return sorted(SUPPORTED_EXTENSIONS)
+    return sorted(supported_extensions())

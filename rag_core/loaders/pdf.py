@@ -49,6 +49,15 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
                                                 AssertionError, OSError, RecursionError, zipfile.BadZipFile)
 
 
+def is_pdf(data: bytes) -> bool:
+    """A PDF header at the start, or (the spec allows leading junk) in the first 1 KB of a file ending in %%EOF.
+
+    The second condition keeps a Markdown note that merely mentions "%PDF-" from being read as a PDF.
+    """
+    head = data[:1024]
+    return head.lstrip().startswith(b"%PDF-") or (b"%PDF-" in head and b"%%EOF" in data[-2048:])
+
+
 def convert_pdf(name: str, data: bytes) -> Converted:
     """Markdown for a PDF; ``metadata["pages"]`` maps text offsets to page numbers."""
     # lazy: pypdf is heavy, imported only where it is used
