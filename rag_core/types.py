@@ -21,8 +21,9 @@ CHUNK_TYPES: tuple[str, ...] = get_args(ChunkType)
 DocType = Literal["markdown", "text", "code", "html", "pdf", "csv", "docx"]
 DOC_TYPES: tuple[str, ...] = get_args(DocType)
 
+# The configuration's field; every list of strategies (command line, Chunk Explorer) reads the table in
+# ``rag_core.chunking.strategies``, whose names a test holds equal to these.
 ChunkingStrategy = Literal["structure", "fixed"]
-CHUNKING_STRATEGIES: tuple[str, ...] = get_args(ChunkingStrategy)
 
 EmbedderName = Literal["minilm", "hash", "openai"]
 EMBEDDER_NAMES: tuple[str, ...] = get_args(EmbedderName)
