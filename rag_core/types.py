@@ -22,8 +22,9 @@ CHUNK_TYPES: tuple[str, ...] = get_args(ChunkType)
 # document store checks stored documents against it), so a new format is not listed here too.
 DocType = str
 
+# The configuration's field; every list of strategies (command line, Chunk Explorer) reads the table in
+# ``rag_core.chunking.strategies``, whose names a test holds equal to these.
 ChunkingStrategy = Literal["structure", "fixed"]
-CHUNKING_STRATEGIES: tuple[str, ...] = get_args(ChunkingStrategy)
 
 EmbedderName = Literal["minilm", "hash", "openai"]
 EMBEDDER_NAMES: tuple[str, ...] = get_args(EmbedderName)

@@ -131,6 +131,38 @@ def test_any_repeated_pattern_is_processed_in_linear_time(unit):
     _timed(safe_markdown, text, cap=RENDER_CAP_S)
 
 
+MARKDOWN_LINES = [
+    " " * 100_000 + "x",
+    "#" * 100_000,
+    "-" * 100_000 + " x",
+    "1" * 100_000 + ". ",
+    " " * 50_000 + "- " + " " * 50_000,
+    "| --- " * 16_000 + "x",
+    "|---" * 25_000 + "|x",
+    "| :---: " * 12_000 + "|  x",
+]
+
+
+@pytest.mark.parametrize("line", MARKDOWN_LINES)
+def test_the_markdown_line_recognisers_are_linear(line):
+    from rag_core.chunking.markdown_blocks import FENCE_LINE, HEADING_LINE, LIST_MARKER, TABLE_DELIMITER_ROW
+
+    for pattern in (FENCE_LINE, HEADING_LINE, LIST_MARKER, TABLE_DELIMITER_ROW):
+        _timed(pattern.match, line)
+    _timed(lambda text: LIST_MARKER.sub("", text), line)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(["|", "-", "---", ":", " ", "\t", "#", "*", "1", ".", ")", "```", "~~~", "a"]),
+                min_size=1, max_size=6).map("".join))
+def test_any_repeated_markdown_line_is_read_in_linear_time(unit):
+    from rag_core.chunking.markdown_blocks import FENCE_LINE, HEADING_LINE, LIST_MARKER, TABLE_DELIMITER_ROW
+
+    line = unit * (40_000 // len(unit) + 1) + "x"
+    for pattern in (FENCE_LINE, HEADING_LINE, LIST_MARKER, TABLE_DELIMITER_ROW):
+        _timed(pattern.match, line)
+
+
 # The patterns replaced, to compare with on short texts (on long ones they take quadratic or exponential time).
 OLD_TAGGED_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 OLD_MARKERS = re.compile(r"(?<!!)\[((?:\s*[\w.:#-]+\s*[,;]?)+)\](?!\()")

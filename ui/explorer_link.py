@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from rag_core.chunking.strategies import STRATEGY_NAMES
 from rag_core.config import ChunkingConfig
-from rag_core.types import CHUNKING_STRATEGIES
 from ui import state
 from ui.safe_text import md_escape
 
@@ -51,7 +51,7 @@ def from_params(params) -> ChunkLink | None:
     if not doc_id or not _ID.fullmatch(doc_id) or (chunk_id and not _ID.fullmatch(chunk_id)):
         return None
     chunking = None
-    if params.get("strategy") in CHUNKING_STRATEGIES:
+    if params.get("strategy") in STRATEGY_NAMES:
         try:
             chunking = ChunkingConfig(strategy=params["strategy"], max_tokens=int(params.get("max_tokens", "")),
                                       overlap=int(params.get("overlap", "0")))

@@ -41,6 +41,8 @@ _LITERAL_LINK = re.compile(r"<[a-z][a-z0-9+.-]{1,31}:[^\x00-\x20<>]*>"
 _SAFE_SCHEMES = ("http", "https")
 # Links in quoted document text (see ``links_as_text``). A label may hold one level of brackets; reference-style
 # forms need a non-word character before them, so code-like ``x[i][j]`` in prose stays as written.
+# The renderer's own fence rule (CommonMark: at most three blanks of indentation, the whole marker run, which a
+# closing fence must match), not the looser markdown_blocks.FENCE_LINE: what is escaped must be what it renders.
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _DEFINITION_LINE = re.compile(r"^ {0,3}\[((?:[^\[\]\\\n]|\\.){1,999})\]:(?:[ \t]+\S.*)?[ \t]*$")
 _BACKTICKS = re.compile(r"`+")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_core.chunking.strategies import STRATEGIES
 from rag_core.config import ChunkingConfig
 from ui import explorer_link, state
 from ui.explorer import explorer_view
@@ -17,7 +18,7 @@ explorer_view.take_picked_row()
 prefill = state.take_prefill("explorer")
 if prefill.get("strategy_b"):
     st.session_state["explorer_view"] = "A/B compare"
-    st.session_state["b_strategy"] = "structure" if prefill["strategy_b"] == "structure" else "fixed"
+    st.session_state["b_strategy"] = prefill["strategy_b"] if prefill["strategy_b"] in STRATEGIES else "fixed"
 link = explorer_link.take(prefill)  # a citation or a shared link: one chunk, with its index's settings
 
 docs = state.guarded(lambda: state.document_store().list(), "Listing documents") or []
@@ -48,11 +49,12 @@ defaults = state.active_config().chunking
 with st.sidebar:
     st.subheader("Configuration A")
     strategy, max_tokens, overlap = explorer_view.config_controls("a", defaults)
+    made = STRATEGIES[strategy].granularities
     granularity = st.selectbox("Granularity", GRANULARITY_OPTIONS, key="explorer_granularity", persist_state=KEEP,
-                               disabled=strategy != "structure",
+                               disabled=len(made) == 1,
                                help="The fixed-window baseline has one level only: paragraph-sized windows.")
-    if strategy != "structure":
-        granularity = "paragraph"
+    if len(made) == 1:
+        granularity = made[0]
     color_by = st.radio("Colour by", ["chunk", "type"], horizontal=True, key="explorer_color", persist_state=KEEP)
     tuned = ChunkingConfig(strategy=strategy, max_tokens=max_tokens, overlap=overlap)
     if st.button("Use these settings", key="explorer_apply", type="primary", disabled=tuned == defaults,

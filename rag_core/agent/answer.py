@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag_core.chunking.markdown_blocks import FENCE_LINE, HEADING_LINE, LIST_MARKER, TABLE_DELIMITER_ROW
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.intent import classify_intent
 from rag_core.retrieval.terms import content_terms
@@ -39,14 +40,10 @@ WHOLE_BLOCK_TOKENS = 220
 STEPS_TOKENS = 320
 # Source code is quoted in blocks of about this many tokens at most (blank-line separated blocks joined).
 CODE_UNIT_TOKENS = 120
-_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 # A how-to query's score for a whole numbered list over a sentence holding as many of its words: it asks for steps.
 STEPS_BONUS = 0.2
 # Most passages quoted: one per part of the question and one more, never fewer than 3.
 MAX_QUOTED = 5
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
-_NUMBERED = re.compile(r"^\s{0,3}\d+[.)]\s+")
 
 
 @dataclass(slots=True)
@@ -84,14 +81,14 @@ def passages_of(hit: Hit, rank: int, *, whole_tables: bool = True) -> list[Passa
     text = chunk.text.strip()
     if not text:
         return []
-    if chunk.chunk_type == "code" and not any(_FENCE_LINE.match(line) for line in text.splitlines()):
+    if chunk.chunk_type == "code" and not any(FENCE_LINE.match(line) for line in text.splitlines()):
         # Source code (a chunk of a code file; a page's code chunk holds its fence, and may open with a heading and
         # prose): its passages are its blocks.
         return [Passage(block, chunk.id, 0.0, (rank, i), kind="code") for i, block in enumerate(code_blocks(text))]
     if chunk.chunk_type in ("code", "table") and chunk.tokens <= WHOLE_BLOCK_TOKENS and (
             whole_tables or chunk.chunk_type == "code"):
         # Quote the block whole, without the heading lines that open a section chunk.
-        body = "\n".join(line for line in text.splitlines() if not re.match(r"\s{0,3}#{1,6}\s", line)).strip()
+        body = "\n".join(line for line in text.splitlines() if not HEADING_LINE.match(line)).strip()
         return [Passage(body or text, chunk.id, 0.0, (rank, 0))]
     units: list[str] = []
     fence = False
@@ -112,11 +109,11 @@ def passages_of(hit: Hit, rank: int, *, whole_tables: bool = True) -> list[Passa
             # A table row is quoted under its header (a row of bare values says nothing on its own); the header
             # and its rule line are no passage of their own.
             following = lines[number + 1].strip() if number + 1 < len(lines) else ""
-            if "|" in following and _TABLE_RULE.match(following):
+            if "|" in following and TABLE_DELIMITER_ROW.match(following):
                 header = f"{line.strip()}\n{following}"
-            elif not _TABLE_RULE.match(line.strip()):
+            elif not TABLE_DELIMITER_ROW.match(line.strip()):
                 units.append(f"{header}\n{line.strip()}" if header else line.strip())
-        elif _LIST_ITEM.match(line):
+        elif LIST_MARKER.match(line):
             units.append(line.strip())
         elif line.strip() and not line.lstrip().startswith("#"):
             units.append(line.strip())
@@ -128,7 +125,7 @@ def passages_of(hit: Hit, rank: int, *, whole_tables: bool = True) -> list[Passa
     passages: list[str] = []
     paragraph: list[str] = []
     for unit in units + [""]:
-        if unit and not unit.startswith(("```", "|")) and not _LIST_ITEM.match(unit):
+        if unit and not unit.startswith(("```", "|")) and not LIST_MARKER.match(unit):
             paragraph.append(unit)
             continue
         if paragraph:
@@ -165,6 +162,12 @@ def code_blocks(code: str, limit: int | None = None) -> list[str]:
     return blocks
 
 
+def _numbered(line: str) -> bool:
+    """A numbered list item's line, its number indented at most three blanks (deeper, it continues a step)."""
+    item = LIST_MARKER.match(line)
+    return item is not None and len(item.group(1)) <= 3 and item.group(2)[0].isdigit()
+
+
 def numbered_lists(text: str) -> list[str]:
     """Each numbered list of ``text`` of at least two items and at most ``STEPS_TOKENS``, verbatim: its items
     with their indented continuation lines and nested code blocks (a step's command belongs to the step)."""
@@ -187,7 +190,7 @@ def numbered_lists(text: str) -> list[str]:
             current.append(line)
             fence = not line.lstrip().startswith("```")
             continue
-        if _NUMBERED.match(line):
+        if _numbered(line):
             current.append(line)
             items += 1
         elif current and (not line.strip() or line[:1].isspace()):
@@ -289,7 +292,7 @@ def _overlapping(passage: Passage, chosen: Sequence[Passage]) -> bool:
         if other.chunk_id != passage.chunk_id or "steps" not in (other.kind, passage.kind):
             continue
         outer, inner = (other, passage) if other.kind == "steps" else (passage, other)
-        if _LIST_ITEM.sub("", inner.text.strip()) in outer.text:
+        if LIST_MARKER.sub("", inner.text.strip()) in outer.text:
             return True
     return False
 
@@ -467,10 +470,10 @@ def _quoted_lines(passages: Sequence[Passage]) -> list[str]:
             lines += ["", "```", passage.text, "```", f"[{passage.chunk_id}]", ""]
         elif "\n" in passage.text:
             block = passage.text
-            if sum(bool(_FENCE_LINE.match(line)) for line in block.splitlines()) % 2:
+            if sum(bool(FENCE_LINE.match(line)) for line in block.splitlines()) % 2:
                 block += "\n```"  # cut inside a code fence (a trimmed chunk): closed, so its citation is no code
             lines += ["", block, "", f"[{passage.chunk_id}]", ""]
-        elif _LIST_ITEM.match(passage.text):
+        elif LIST_MARKER.match(passage.text):
             lines.append(f"{passage.text.strip()} [{passage.chunk_id}]")
         else:
             lines.append(f"- {passage.text} [{passage.chunk_id}]")

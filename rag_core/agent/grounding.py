@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.agent.coverage import PART_COVERED, PartCoverage, quote_relevance
+from rag_core.chunking.markdown_blocks import FENCE_LINE, HEADING_LINE, LIST_MARKER
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.retrieval.terms import content_terms, term_coverage
 from rag_core.types import Hit
@@ -44,12 +45,10 @@ CUT_OFF_MARK = re.compile(r"\[answer cut off\b", re.IGNORECASE)
 # Notes the loop and the extractive answerer add around quoted passages (not claims about the documents).
 NOTE_LINES = (re.compile(r"^Extractive answer \("), re.compile(r"^No passage found covers:"))
 _MARKER = re.compile(r"(?<!!)\[([^\[\]\n]{1,200})\](?!\()")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-# A fence opened and closed on one line ("```Python from x import y```"): a small model's one-line code block.
+# A fence opened and closed on one line ("```Python from x import y```"): a small model's one-line code block. Tried
+# before markdown_blocks.FENCE_LINE, which would read its line as a block's opening.
 _ONE_LINE_FENCE = re.compile(r"^\s*```(?:([A-Za-z]+)\s+)?([^`]+?)```(.*)$")
 _LEAD_MARKERS = re.compile(r"(?:\s*\[[^\[\]\n]{1,200}\])*")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"https?://[^\s)\]>\"'`]+")
 _OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
@@ -158,7 +157,7 @@ def _units(answer: str) -> list[tuple[str, str]]:
     for line in answer.splitlines():
         if block is not None:
             block.append(line)
-            if _FENCE.match(line):
+            if FENCE_LINE.match(line):
                 units.append(("code", "\n".join(block)))
                 block = None
             continue
@@ -170,10 +169,10 @@ def _units(answer: str) -> list[tuple[str, str]]:
             rest = one_line.group(3)[markers.end():].lstrip(" .;,")
             if rest.strip():
                 paragraph.append(rest.strip())
-        elif _FENCE.match(line):
+        elif FENCE_LINE.match(line):
             flush()
             block = [line]
-        elif not line.strip() or _HEADING.match(line) or any(p.match(line.strip()) for p in NOTE_LINES):
+        elif not line.strip() or HEADING_LINE.match(line) or any(p.match(line.strip()) for p in NOTE_LINES):
             flush()
             if line.strip():
                 units.append(("note", line.strip()))
@@ -185,9 +184,9 @@ def _units(answer: str) -> list[tuple[str, str]]:
                 units.append(("table", line.strip()))
             table_closed = False
             continue
-        elif _LIST_ITEM.match(line):
+        elif LIST_MARKER.match(line):
             flush()
-            units.append(("line", _LIST_ITEM.sub("", line).strip()))
+            units.append(("line", LIST_MARKER.sub("", line).strip()))
         elif _LEAD_MARKERS.fullmatch(line.strip()):
             flush()
             units.append(("cite", line.strip()))
@@ -231,9 +230,9 @@ def _quoted_lines(claim: str) -> list[str]:
     (what is left of "the key [1].")."""
     lines = []
     for line in claim.splitlines():
-        if _FENCE.match(line):
+        if FENCE_LINE.match(line):
             continue
-        line = re.sub(r"\s+([.,;:!?])", r"\1", _LIST_ITEM.sub("", line.strip()))
+        line = re.sub(r"\s+([.,;:!?])", r"\1", LIST_MARKER.sub("", line.strip()))
         if len(re.findall(r"\w", line)) >= 2:
             lines.append(normalise(line))
     return lines
@@ -283,7 +282,7 @@ def _cited(text: str, held: Collection[str]) -> tuple[list[str], str]:
 
 
 def _check_code(block: str, hits: Sequence[Hit], texts: dict[str, str]) -> SentenceSupport:
-    lines = [normalise(line) for line in block.splitlines()[1:] if not _FENCE.match(line)]
+    lines = [normalise(line) for line in block.splitlines()[1:] if not FENCE_LINE.match(line)]
     lines = [line for line in lines if len(re.findall(r"\w", line)) >= 2]
     if not lines:
         return SentenceSupport(block, None, "an empty code block")

@@ -44,6 +44,8 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "mr", "mr
 _HOW_TO = re.compile(r"\s*(?:and\s+|but\s+|also\s+)?how\s+(?:do|can|should)\s+(?:i|we|you)\b|\s*how\s+to\b",
                      re.IGNORECASE)
 _BOUNDARY = re.compile(r"[?!.]+[\"')\]]*\s+")
+# A question's fenced code, inline or over lines, is kept whole when it is cut into parts (not
+# markdown_blocks.FENCE_LINE: a question is one paragraph, its fences anywhere in a line).
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _QUESTION_START = re.compile(
     r"^(?:how|what|what's|which|why|where|when|who|whose|is|are|was|were|can|could|do|does|did|should|shall|will|"

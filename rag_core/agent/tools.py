@@ -210,6 +210,7 @@ class ToolArgumentError(ValueError):
 
 # The opening of a Markdown code fence, with its language. The fence is found by its ends, not by a pattern that
 # spans the arguments: those are untrusted, and such a pattern backtracks in polynomial time on a fence and spaces.
+# Not markdown_blocks.FENCE_LINE: a model wraps JSON in a fence anywhere on a line, even on the same line as it.
 _FENCE_OPENING = re.compile(r"```[\w-]*")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rag_core.chunking.fixed import fixed_chunks
-from rag_core.chunking.ids import pages_for_span
-from rag_core.chunking.structure import structure_chunks
+from rag_core.chunking.strategies import strategy
 from rag_core.config import ChunkingConfig
 from rag_core.types import GRANULARITIES, Chunk, Document
 
@@ -15,7 +13,7 @@ GRANULARITY_CHOICES: tuple[str, ...] = (*GRANULARITIES, "all")
 
 def chunk_document(doc: Document, config: ChunkingConfig | None = None, granularity: str = "all") -> list[Chunk]:
     """Chunks of ``doc`` at ``granularity`` (``document|section|paragraph|row|all``), in document order
-    within each granularity.
+    within each granularity, made by ``config.strategy``'s row of ``chunking.strategies``.
 
     The ``structure`` strategy parses Markdown-like documents (Markdown, text, and the Markdown the loaders
     make of HTML, DOCX, CSV and PDF) and splits source code (``doc_type == "code"``) at top-level units.
@@ -24,15 +22,10 @@ def chunk_document(doc: Document, config: ChunkingConfig | None = None, granular
     if granularity not in GRANULARITY_CHOICES:
         raise ValueError(f"unknown granularity {granularity!r}; allowed: {', '.join(GRANULARITY_CHOICES)}")
     config = config or ChunkingConfig()
-    if config.strategy == "fixed":
-        chunks = fixed_chunks(doc, config.max_tokens, config.overlap) if granularity in ("all", "paragraph") else []
-        if doc.metadata.get("pages"):
-            for chunk in chunks:
-                chunk.metadata["pages"] = pages_for_span(doc.metadata, chunk.start, chunk.end)
-        return chunks
-    if config.strategy != "structure":
-        raise ValueError(f"unknown chunking strategy {config.strategy!r}; allowed: structure, fixed")
-    chunks = structure_chunks(doc, config)
+    row = strategy(config.strategy)
+    if granularity != "all" and granularity not in row.granularities:
+        return []
+    chunks = row.chunk(doc, config)
     if granularity != "all":
         chunks = [c for c in chunks if c.granularity == granularity]
     return chunks
@@ -43,4 +36,3 @@ def chunk_documents(
 ) -> list[Chunk]:
     """``chunk_document`` over several documents, concatenated."""
     return [chunk for doc in docs for chunk in chunk_document(doc, config, granularity)]
-

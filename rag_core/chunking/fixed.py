@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rag_core.chunking.ids import chunk_id
+from rag_core.chunking.ids import chunk_id, pages_for_span
+from rag_core.config import ChunkingConfig
 from rag_core.loaders.front_matter import front_matter_chars
 from rag_core.tokens import get_encoding
 from rag_core.types import Chunk, Document
@@ -50,4 +51,13 @@ def fixed_chunks(doc: Document, max_tokens: int = 512, overlap: int = 50) -> lis
         if last == len(token_ids):
             break
         first += step
+    return chunks
+
+
+def fixed_strategy_chunks(doc: Document, config: ChunkingConfig) -> list[Chunk]:
+    """The ``fixed`` strategy's row: ``config``'s windows, each with the pages it covers when ``doc`` has pages."""
+    chunks = fixed_chunks(doc, config.max_tokens, config.overlap)
+    if doc.metadata.get("pages"):
+        for chunk in chunks:
+            chunk.metadata["pages"] = pages_for_span(doc.metadata, chunk.start, chunk.end)
     return chunks

@@ -3,7 +3,9 @@
 markdown-it reports line ranges (``token.map``); this module turns them into ``[start, end)`` character
 spans of the original text (trailing blank lines trimmed) so chunks can be verbatim slices of the source.
 Besides the top-level blocks, the parse keeps what the structure-integrity lint needs at every nesting
-level: code fences, tables with their header and rows, outermost list items and prose paragraphs.
+level: code fences, tables with their header and rows, outermost list items and prose paragraphs. The line
+recognisers (``FENCE_LINE``, ``HEADING_LINE``, ``LIST_MARKER``, ``TABLE_DELIMITER_ROW``) serve the modules that
+read Markdown a line at a time instead of parsing it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from rag_core.tokens import get_encoding
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# One recogniser per Markdown construct for the code that reads Markdown line by line outside the parse (a model's
+# answer, a chunk's text, a page questions are drafted from). Each is run with ``match`` on one line (no line break
+# in it): anchored at its start, each takes time linear in the line (tests/test_linear_text.py).
+FENCE_LINE = re.compile(r"^\s*(```|~~~)")  # a line opening or closing a code fence; group 1: its marker
+HEADING_LINE = re.compile(r"^\s{0,3}(#{1,6})\s")  # an ATX heading's opening; group 1: its #s (the level)
+LIST_MARKER = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+")  # a list item's marker; groups: indentation, marker
+TABLE_DELIMITER_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")  # ``| --- | :---: |`` (stripped)
 
 # markdown-it block token type -> (block kind, chunk type)
 _BLOCK_KINDS: dict[str, tuple[str, str]] = {

@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES
+from rag_core.chunking.strategies import STRATEGIES
+from rag_core.types import GRANULARITIES
 
 GRANULARITY_CHOICES = (*GRANULARITIES, "all")
 CHUNK_FIELDS = ("id", "doc_id", "granularity", "chunk_type", "language", "start", "end", "tokens", "heading_path",
@@ -21,8 +22,9 @@ EXTRA_FIELDS = ("oversized", "continued", "position", "contains_types", "metadat
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--strategy", choices=CHUNKING_STRATEGIES, default="structure",
-                        help="structure-aware chunker or the fixed-window baseline (default: structure)")
+    described = " or ".join(row.description for row in STRATEGIES.values())
+    parser.add_argument("--strategy", choices=tuple(STRATEGIES), default="structure",
+                        help=f"{described} (default: structure)")
     parser.add_argument("--max-tokens", type=int, default=512, help="maximum cl100k tokens per chunk (default 512)")
     parser.add_argument("--overlap", type=int, default=None,
                         help="token overlap: split prose (structure, default 32) or windows (fixed, default 50); "

@@ -13,13 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from rag_core.chunking.markdown_blocks import FENCE_LINE, HEADING_LINE, LIST_MARKER
+
 MIN_SPAN_CHARS = 40  # the datasets' minimum span length
 MAX_SPAN_CHARS = 360
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 _ANCHOR = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_LIST_ITEM = re.compile(r"^(\s*)(\d{1,3}[.)]|[-*+])\s+\S")
+# Looser than markdown_blocks.TABLE_DELIMITER_ROW on purpose: inside a table every line of only pipes, colons,
+# dashes and blanks is skipped, a delimiter row with cells of one or two dashes (valid GFM) and an empty row alike,
+# so neither becomes a table's header or a question's row.
 _TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(\[])")
 _SKIP_LINE = re.compile(r"^\s*(\{\*|///|!!!|\?\?\?|<|!\[|\[\^|-{3,}\s*$|={3,}\s*$)")
@@ -85,22 +87,35 @@ def topic_of_file(name: str) -> str:
     return normalize_ws(re.sub(r"[-_.]+", " ", stem)) or name
 
 
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line in the validators' rule: its # in the first column, not indented."""
+    mark = HEADING_LINE.match(line)
+    return (len(mark.group(1)), line[mark.end():].strip()) if mark and line.startswith("#") else None
+
+
+def _list_item(line: str) -> re.Match[str] | None:
+    """The marker of a list item line with words after it; a number of four digits or more ("2024. was ...") is a
+    year opening a sentence, not a step."""
+    item = LIST_MARKER.match(line)
+    return item if item and len(item.group(2)) <= 4 and item.end() < len(line) else None
+
+
 def headings(text: str) -> list[tuple[int, int, str]]:
     """(offset, level, title) of the ATX headings outside fenced code (the validators' rule)."""
     found: list[tuple[int, int, str]] = []
     fence: str | None = None
     offset = 0
     for line in text.splitlines(keepends=True):
-        mark = _FENCE.match(line)
+        mark = FENCE_LINE.match(line)
         if mark:
             if fence is None:
                 fence = mark.group(1)
             elif mark.group(1) == fence:
                 fence = None
         elif fence is None:
-            heading = _HEADING.match(line.rstrip("\n"))
+            heading = _heading(line.rstrip("\n"))
             if heading:
-                found.append((offset, len(heading.group(1)), _ANCHOR.sub("", heading.group(2)).strip()))
+                found.append((offset, heading[0], _ANCHOR.sub("", heading[1]).strip()))
         offset += len(line)
     return found
 
@@ -144,7 +159,7 @@ def _spans(text: str, start: int, end: int) -> Iterator[Span]:
     for line in text[start:end].splitlines(keepends=True):
         here, body = offset, line.rstrip("\n")
         offset += len(line)
-        mark = _FENCE.match(line)
+        mark = FENCE_LINE.match(line)
         if mark or fence is not None:
             yield from _sentences(paragraph)
             paragraph = []
@@ -158,7 +173,7 @@ def _spans(text: str, start: int, end: int) -> Iterator[Span]:
                     yield Span(code, here + body.index(code), "code")
             continue
         stripped = body.strip()
-        if not stripped or _SKIP_LINE.match(body) or _HEADING.match(body):
+        if not stripped or _SKIP_LINE.match(body) or _heading(body):
             yield from _sentences(paragraph)
             paragraph = []
             table_header = "" if not stripped.startswith("|") else table_header
@@ -174,7 +189,7 @@ def _spans(text: str, start: int, end: int) -> Iterator[Span]:
                 yield Span(stripped, here + body.index(stripped), "row", table_header)
             continue
         table_header = ""
-        item = _LIST_ITEM.match(body)
+        item = _list_item(body)
         if item:
             yield from _sentences(paragraph)
             paragraph = []

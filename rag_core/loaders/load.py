@@ -71,7 +71,8 @@ def default_max_bytes() -> int:
     return get_settings().max_upload_mb * 1024 * 1024
 
 
-# ATX headings, and setext ones (a line of "=" or "-" under text): what the chunker makes sections of.
+# ATX headings, and setext ones (a line of "=" or "-" under text): what the chunker makes sections of, counted in
+# the whole text before it is parsed (hence setext ones too, unlike markdown_blocks.HEADING_LINE).
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)|^ {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)
 
 

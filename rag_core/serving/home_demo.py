@@ -119,7 +119,9 @@ def _found(question: Question, ranked: Sequence[tuple[Chunk, str]]) -> tuple[set
     return set(found), found
 
 
-_NOT_WORDS = re.compile(r"^(```.*|[|\s:-]+)$")  # a code fence or a table's |---| rule: no words to show
+# A code fence or a table's |---| rule: no words to show. Looser than markdown_blocks.TABLE_DELIMITER_ROW on purpose:
+# a line of only pipes, colons, dashes and blanks (an empty row too) has no words either.
+_NOT_WORDS = re.compile(r"^(```.*|[|\s:-]+)$")
 _CITATION = re.compile(r"\[([^\[\]\s]+)\]")
 
 

@@ -18,6 +18,8 @@ import plotly.graph_objects as go
 from rag_core.types import HEADING_SEPARATOR, Chunk
 from ui.safe_text import plot_text
 
+# The first heading line anywhere in a chunk's text (a label: searched in the whole text at once, so not
+# markdown_blocks.HEADING_LINE, which reads one line at a time).
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
 
 # Pastel colours, distinguishable side by side; chunks cycle through them in document order.

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_core.chunking.strategies import STRATEGIES, STRATEGY_NAMES
 from rag_core.config import ChunkingConfig, field_bounds
-from rag_core.types import CHUNKING_STRATEGIES, GRANULARITIES, Chunk
+from rag_core.types import GRANULARITIES, Chunk
 from ui import jobs, reindex_view, state
 from ui.explorer import chunk_view
 from ui.safe_text import md_escape
@@ -55,7 +56,7 @@ def overlap_limit(max_tokens: int) -> int:
 
 
 def config_controls(prefix: str, defaults: ChunkingConfig, strategy: str | None = None) -> tuple[str, int, int]:
-    strategies = list(CHUNKING_STRATEGIES)
+    strategies = list(STRATEGY_NAMES)
     chosen = st.radio("Strategy", strategies, index=strategies.index(strategy or defaults.strategy),
                       horizontal=True, key=f"{prefix}_strategy", persist_state=KEEP)
     low, high = field_bounds("chunking.max_tokens")
@@ -131,9 +132,9 @@ def render_table(shown: list[Chunk]) -> None:
 
 
 def render_charts(doc, all_chunks: list[Chunk], shown: list[Chunk], strategy: str, max_tokens: int) -> None:
-    """Chunk sizes and, for the structure strategy, the treemap of the hierarchy."""
+    """Chunk sizes and, for a strategy with a hierarchy (structure), its treemap."""
     st.plotly_chart(chunk_view.size_histogram(shown, max_tokens))
-    if strategy == "structure":
+    if STRATEGIES[strategy].hierarchy:
         st.plotly_chart(chunk_view.treemap(all_chunks, doc.name))
     else:
         st.caption("The fixed-window baseline has no hierarchy, so there is no treemap.")
