@@ -6,25 +6,62 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core.config import RAGConfig
-from ui import jobs, state
+from ui import costly, jobs, state
 from ui.safe_text import md_escape, md_inert
 
+LONG_REINDEX_KEY = "long_reindex"  # a re-index estimated long, waiting for re-index anyway / keep the current one
+WAITING = "waiting for the user's choice"  # what start returns while a long re-index waits for a click
 
-def start(config: RAGConfig):
+
+def start(config: RAGConfig, *, confirmed: bool = False):
     """Save ``config`` as the active configuration for everyone and re-index every stored document with it beside
-    the serving index; the job's status, or None when the serving index is already built that way."""
+    the serving index; the job's status, or None when the serving index is already built that way. A re-index
+    estimated long on this machine changes nothing yet and returns ``WAITING`` until ``confirm_long`` gets a
+    click (unless ``confirmed``)."""
     from rag_core.serving.reindex import start_reindex
 
     docs = state.document_store().list()
-    job = start_reindex(state.settings(), config, state.index_to_build(config), docs, runner=jobs.runner(),
+    target = state.index_to_build(config)
+    if not confirmed and docs and target.name != state.serving_pointer().serving.collection:
+        found = costly.long_estimate(target, docs)
+        if found is not None:
+            st.session_state[LONG_REINDEX_KEY] = {"config": config.model_dump(mode="json"),
+                                                  **costly.estimate_fields(found)}
+            return WAITING
+    job = start_reindex(state.settings(), config, target, docs, runner=jobs.runner(),
                         previous=state.active_config())
     st.session_state[state.ACTIVE_CONFIG_KEY] = config
     return job
 
 
+def confirm_long() -> None:
+    """A long re-index's estimate and the choice: re-index now (later jobs wait behind it) or keep the active
+    configuration and its index as they are; nothing changes before a click."""
+    pending = st.session_state.get(LONG_REINDEX_KEY)
+    if not pending:
+        return
+    config = RAGConfig.model_validate(pending["config"])
+    docs = state.document_store().list()
+    chunking = config.chunking
+    picked = costly.choice(f"Re-indexing {len(docs)} document(s) with {chunking.strategy} {chunking.max_tokens} "
+                           f"tok, overlap {chunking.overlap}", docs, pending, go="Re-index anyway",
+                           stop="Keep the current index", key="long_reindex",
+                           either_way=md_inert(f"Nothing changes until you choose: the active configuration stays "
+                                               f"`{state.active_config().name}` with its index."))
+    if picked == "stop":
+        del st.session_state[LONG_REINDEX_KEY]
+        st.info("Not re-indexed: the active configuration and its index are as they were.")
+    if picked == "go":
+        del st.session_state[LONG_REINDEX_KEY]
+        job = state.guarded(lambda: start(config, confirmed=True), "Starting the re-index")
+        if job is not None:
+            st.rerun()
+
+
 def status(skip_job: str | None = None) -> None:
     """The re-index building beside the serving index (unless it is ``skip_job``, shown elsewhere), or the one the
-    active configuration needs, or how the last one ended."""
+    active configuration needs, or how the last one ended; first, a long re-index waiting for the user's choice."""
+    confirm_long()
     config = state.active_config()
     pointer = state.serving_pointer()
     serving = pointer.serving

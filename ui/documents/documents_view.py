@@ -7,9 +7,8 @@ import streamlit as st
 from rag_core.loaders.document_store import add_files, resolve_conflicts
 from rag_core.serving.home_demo import prepare_after_ingest
 from rag_core.serving.jobs import JobStatus
-from rag_core.serving.throughput import duration_text, ingest_estimate
 from rag_core.types import GRANULARITIES
-from ui import jobs, state
+from ui import costly, jobs, state
 from ui.safe_text import md_escape
 from ui.units import human_size
 
@@ -81,13 +80,10 @@ def index_documents(index, docs, already: str = "Already indexed", *, confirmed:
 
 def _ask_first(index, docs) -> bool:
     """Whether indexing ``docs`` is estimated long on this machine; if so it waits for a confirmation."""
-    with st.spinner("Estimating how long indexing takes on this machine…"):
-        found = state.guarded(lambda: ingest_estimate(index, docs, state.settings().data_dir),
-                              "Estimating the indexing time")
-    if found is None or not found.long:
+    found = costly.long_estimate(index, docs)
+    if found is None:
         return False
-    st.session_state[LONG_INGEST_KEY] = {"ids": [doc.id for doc in docs], "chunks": found.chunks,
-                                         "seconds": found.seconds, "source": found.source}
+    st.session_state[LONG_INGEST_KEY] = {"ids": [doc.id for doc in docs], **costly.estimate_fields(found)}
     return True
 
 
@@ -101,23 +97,16 @@ def confirm_long_ingest(index, store) -> None:
     if not docs:  # deleted meanwhile: nothing left to ask about
         del st.session_state[LONG_INGEST_KEY]
         return
-    names = ", ".join(md_escape(doc.name) for doc in docs[:5]) + (f" and {len(docs) - 5} more" if len(docs) > 5
-                                                                   else "")
-    took = duration_text(pending["seconds"])
-    with st.container(border=True):
-        st.warning(f"**Indexing {names} will take {took}** on this machine: ≈{pending['chunks']:,} chunks "
-                   f"({human_size(sum(doc.size for doc in docs))}; speed {pending['source']}). Jobs queued after it "
-                   "(evaluations, other uploads, the guided demo) wait until it ends. The files are stored either "
-                   "way; nothing is indexed until you choose.")
-        go_col, stop_col, _ = st.columns([2, 2, 3])
-        go = go_col.button(f"Index anyway ({took})", type="primary", key="long_ingest_confirm", width="stretch")
-        stop = stop_col.button("Don't index now", key="long_ingest_cancel", width="stretch")
-    if stop:
+    names = costly.names_of(docs)
+    picked = costly.choice(f"Indexing {names}", docs, pending, go="Index anyway", stop="Don't index now",
+                           key="long_ingest", either_way="The files are stored either way; nothing is indexed until "
+                                                         "you choose.")
+    if picked == "stop":
         del st.session_state[LONG_INGEST_KEY]
         st.session_state[MESSAGES_KEY] = [("info", f"Stored, not indexed: {names}. Index later with **Index all**, "
                                                    "or split the file into smaller ones.")]
         st.rerun()
-    if go:
+    if picked == "go":
         del st.session_state[LONG_INGEST_KEY]
         st.session_state[MESSAGES_KEY] = []
         index_documents(index, docs, confirmed=True)

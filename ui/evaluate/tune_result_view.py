@@ -142,6 +142,9 @@ def use_configuration(stored: StoredTune) -> None:
         return
     with st.spinner("Making it the active configuration and queuing the re-index of every document…"):
         job = state.guarded(lambda: reindex_view.start(config), "Starting the re-index")
+    if job is reindex_view.WAITING:  # a long re-index: its estimate and the choice first
+        st.session_state[APPLIED_KEY] = (name, reindex_view.WAITING)
+        st.rerun()
     st.session_state[APPLIED_KEY] = (name, job.id if job is not None else None)
     _applied_notice()
 
@@ -151,6 +154,15 @@ def _applied_notice() -> None:
     if not applied:
         return
     name, job_id = applied
+    if job_id == reindex_view.WAITING:
+        if reindex_view.LONG_REINDEX_KEY in st.session_state:
+            st.info(md_inert(f"Saved as '{name}'. It becomes active with its re-index, which waits for your "
+                             "choice:"))
+            reindex_view.confirm_long()
+            return
+        st.session_state.pop(APPLIED_KEY, None)  # chosen: the re-index (sidebar) or nothing changed
+        reindex_view.status()
+        return
     if job_id is None:
         st.success(md_inert(f"Saved as '{name}' and made active; the index searches use is already built with "
                             "its chunking and embedder."))

@@ -77,6 +77,9 @@ def use_settings(chunking: ChunkingConfig) -> None:
     with st.spinner("Saving the chunking into the active configuration and queuing the re-index of every "
                     "document…"):
         job = reindex_view.start(config)
+    if job is reindex_view.WAITING:  # a long re-index: its estimate and the choice first (reindex_view.status)
+        st.session_state.pop(APPLIED_KEY, None)
+        return
     st.session_state[APPLIED_KEY] = (job.title, job.id) if job is not None else (None, None)
 
 
