@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rag_core.config import Settings
     from rag_core.embeddings import get_embedder
-    from rag_core.stores.chroma_server import ChromaServer
+    from rag_core.stores.chroma.server import ChromaServer
 
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     docs, chunks, queries = load_scifact(args.docs)

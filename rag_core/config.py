@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     embed_base_url: str = ""
     embed_api_key: str = ""
     embed_model: str = "text-embedding-3-small"
+    # The vector store backend: a row of ``rag_core.stores.backends`` (a test holds this list equal to the table).
+    vector_store: Literal["chroma"] = "chroma"
     # Chroma server (client/server mode); empty host means embedded PersistentClient in data_dir.
     chroma_host: str = ""
     chroma_port: int = 8000

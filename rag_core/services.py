@@ -94,13 +94,13 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
     from rag_core.embeddings import get_embedder
     from rag_core.errors import IndexError_
     from rag_core.index import Index
+    from rag_core.stores.backends import describe, server_mode
     from rag_core.stores.collections import read_manifest
-    from rag_core.stores.vector import describe
 
     settings = settings or get_settings()
     manifest = read_manifest(name, settings)
     if manifest is None and not create:
-        where = f"on {describe(settings)}" if settings.chroma_host else f"in {settings.data_dir}"
+        where = f"on {describe(settings)}" if server_mode(settings) else f"in {settings.data_dir}"
         raise IndexError_(f"no collection {name!r} {where}; "
                           f"create it with: python -m rag_core ingest PATH --collection {name}")
     embedder_name, dim = collection_embedder(manifest, embedder)
@@ -111,11 +111,11 @@ def open_collection(name: str, settings: Settings | None = None, *, embedder: st
 def collection_documents(name: str, settings: Settings | None = None) -> list:
     """The documents of collection ``name`` (from the document store, else the index's own copy)."""
     from rag_core.loaders.document_store import DocumentStore
+    from rag_core.stores.backends import check_index_name
     from rag_core.stores.collections import read_manifest
-    from rag_core.stores.vector import check_collection_name
 
     settings = settings or get_settings()
-    check_collection_name(name)
+    check_index_name(name, settings)
     if read_manifest(name, settings) is None:  # opening would create an empty collection
         raise ValueError(f"no collection '{name}' in {settings.data_dir}: ingest some documents first "
                          f"(python -m rag_core ingest PATH --collection {name})")

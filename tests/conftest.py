@@ -38,7 +38,7 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """One `chroma run` on loopback for the session (tests marked chroma_server)."""
-    from rag_core.stores.chroma_server import ChromaServer
+    from rag_core.stores.chroma.server import ChromaServer
 
     with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "db") as server:
         yield server
@@ -74,7 +74,7 @@ def server_down(data_dir):
     from rag_core.embeddings import get_embedder
     from rag_core.index import Index
     from rag_core.loaders import load_path, sample_paths
-    from rag_core.stores.chroma_server import free_port
+    from rag_core.stores.chroma.server import free_port
 
     embedded = Settings(data_dir=data_dir)
     embedder = get_embedder("hash", embedded, None)

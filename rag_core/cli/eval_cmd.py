@@ -85,8 +85,8 @@ def _questions(args: argparse.Namespace) -> int:
     from rag_core.evaluation.runner import run_evaluation
     from rag_core.services import collection_embedder, open_index, open_llm
     from rag_core.serving.configstore import parse_config
+    from rag_core.stores.backends import check_index_name
     from rag_core.stores.sidestore import SideStore
-    from rag_core.stores.vector import check_collection_name
 
     if args.file == "golden":
         question_set = load_golden()
@@ -98,7 +98,7 @@ def _questions(args: argparse.Namespace) -> int:
     settings = get_settings()
     # Check the collection exists before anything opens it: opening creates, and would leave an empty
     # collection pinned to the configuration's embedder behind.
-    check_collection_name(args.collection)
+    check_index_name(args.collection, settings)
     manifest = SideStore(Path(settings.data_dir) / "indexes" / args.collection).read_manifest()
     if manifest is None:
         raise ValueError(f"no collection '{args.collection}' in {settings.data_dir}: it holds no documents; "

@@ -18,6 +18,7 @@ from typing import Any
 from rag_core.evaluation.regression import compare
 from rag_core.evaluation.runner import QUALITY_METRICS, EvalRun
 from rag_core.evaluation.schema import parse_run
+from rag_core.stores.backends import server_mode
 from rag_core.stores.records import FileRecords, RecordStore, open_records
 
 _TOLERANCE = 1e-9
@@ -69,7 +70,7 @@ class ResultsStore:
         runs = open_records(settings, "evaluations/runs", "run", _summary)
         baselines = open_records(settings, "evaluations", "baselines")
         # The server's record was named ``all`` before there was a file backend; kept so saved baselines stay found.
-        return cls(settings.data_dir, runs, baselines, "all" if settings.chroma_host else "baselines")
+        return cls(settings.data_dir, runs, baselines, "all" if server_mode(settings) else "baselines")
 
     def version(self) -> tuple:
         """Changes whenever a run is saved or deleted (for caches of ``list`` and ``load``)."""

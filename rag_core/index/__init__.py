@@ -9,11 +9,11 @@ retrieval, the agent's tools and the loop need of an index; ``Filters`` is the s
 
 from rag_core.index.index import Index
 from rag_core.index.model import IngestReport
+from rag_core.stores.chroma.vector import ChromaVectorStore as ChromaVectorStore
 from rag_core.stores.collections import delete_collection, list_collections
 from rag_core.stores.filters import Filters
 
 # The stores the index writes to, reachable here as before the split (tests patch them through this module).
 from rag_core.stores.keyword import KeywordIndex as KeywordIndex
-from rag_core.stores.vector import ChromaVectorStore as ChromaVectorStore
 
 __all__ = ["Filters", "Index", "IngestReport", "delete_collection", "list_collections"]

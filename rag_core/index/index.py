@@ -24,13 +24,14 @@ from rag_core.index.reads import IndexReads
 from rag_core.index.search import IndexSearch
 from rag_core.index.sync import IndexSync
 from rag_core.index.writes import IndexWrites
-from rag_core.stores.collections import lock_for, meta_records, open_vector_store
+from rag_core.stores.backends import check_index_name, describe, meta_records, open_vector_store, server_mode
+from rag_core.stores.collections import lock_for
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import HotTier
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.shared import ServerCatalog, new_owner
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import VectorStore, check_collection_name, describe
+from rag_core.stores.vector import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class _PendingStore:
     def metadata(self) -> dict[str, Any]:
         return self._store.metadata() if self._store is not None else {}
 
-    def __getattr__(self, name: str):  # upsert, delete, query, vectors, all_ids, count
+    def __getattr__(self, name: str):  # upsert, delete, query, vectors, documents, all_ids
         return getattr(self._live(), name)
 
 
@@ -124,8 +125,8 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
     def open(cls, name: str, settings: Settings, embedder, chunking: ChunkingConfig | None = None, *,
              chunker: Chunker | None = None, clock: Callable[[], float] = time.monotonic) -> Index:
         """Open (creating when missing) index ``name``; refuses an embedder or chunking it was not built with."""
-        check_collection_name(name)
-        if settings.chroma_host:
+        check_index_name(name, settings)
+        if server_mode(settings):
             return cls._open_shared(name, settings, embedder, chunking, chunker, clock)
         side = SideStore(Path(settings.data_dir) / "indexes" / name)
         existed = side.root.exists()
@@ -156,7 +157,7 @@ class Index(IndexReads, IndexSearch, IndexWrites, IndexSync):
             except IndexError_:
                 if created:  # an unreachable Chroma server must not leave an empty index behind
                     _discard_new(side, existed)
-                if created or not settings.chroma_host or not manifest.get("documents"):
+                if created or not server_mode(settings) or not manifest.get("documents"):
                     raise
                 # A built index whose Chroma server is down: keyword search and navigation still answer from
                 # the local chunk store; vector search reports the server and reconnects once it is back.

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from rag_core.index.model import Snapshot
+from rag_core.stores.backends import server_mode
 from rag_core.stores.exact import EXACT_MAX_CHUNKS, ExactVectors
 from rag_core.stores.filters import Filters
 from rag_core.stores.hot import chunk_allowed
@@ -68,7 +69,7 @@ class IndexSearch:
         if cached is not None and cached[0] is snapshot:
             return cached[1]
         exact = None
-        if not self.settings.chroma_host and 0 < len(snapshot.chunks) <= EXACT_MAX_CHUNKS:
+        if not server_mode(self.settings) and 0 < len(snapshot.chunks) <= EXACT_MAX_CHUNKS:
             exact = ExactVectors.from_store(snapshot.chunks, self._store)
         self._exact = (snapshot, exact)
         return exact

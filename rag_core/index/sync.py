@@ -22,9 +22,8 @@ from typing import Any
 from rag_core.errors import IndexError_, RagError
 from rag_core.index.model import Snapshot, built_with, doc_order, keyword_names
 from rag_core.loaders.document_store import DocumentStore
-from rag_core.stores.collections import fresh_client, open_vector_store
+from rag_core.stores.backends import describe, open_vector_store, server_mode
 from rag_core.stores.keyword import KeywordIndex
-from rag_core.stores.vector import describe
 from rag_core.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -64,10 +63,8 @@ class IndexSync:
     def _sync_store(self) -> None:
         """Reconnect to embedded Chroma when another process wrote to this collection (see ``fresh_client``)."""
         root, stamp = self._side.root, self._snapshot.stamp
-        if root in synced_stamps and synced_stamps[root] != stamp and not self.settings.chroma_host:
-            fresh = fresh_client(self.settings)
-            if fresh is not None:
-                self._store = open_vector_store(self.settings, self.name, self._store_metadata, fresh)
+        if root in synced_stamps and synced_stamps[root] != stamp and not server_mode(self.settings):
+            self._store = open_vector_store(self.settings, self.name, self._store_metadata, fresh=True)
         synced_stamps[root] = stamp
 
     def _load(self, attempts: int = 3) -> Snapshot:

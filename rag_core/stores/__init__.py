@@ -1,11 +1,13 @@
-"""Storage tiers behind ``rag_core.index``: Chroma vectors, BM25 keywords, the in-memory hot tier, the side store;
-``Filters``, the one filter value they all take; ``records``, the record stores of configurations, runs and state;
-``chroma_server``, a local ``chroma run`` for tests, the load benchmark and demos."""
+"""Storage tiers behind ``rag_core.index``: the vector store (``vector.VectorStore``; its backends in ``backends``,
+Chroma's code in ``chroma``), BM25 keywords, the in-memory hot tier, the side store; ``Filters``, the one filter
+value they all take; ``records``, the record stores of configurations, runs and state; ``shared``, what instances
+share through a server (manifests, leases)."""
 
+from rag_core.stores.chroma.vector import ChromaVectorStore
 from rag_core.stores.filters import Filters
 from rag_core.stores.hot import HotTier
 from rag_core.stores.keyword import KeywordIndex
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import ChromaVectorStore, VectorStore
+from rag_core.stores.vector import VectorStore
 
 __all__ = ["ChromaVectorStore", "Filters", "HotTier", "KeywordIndex", "SideStore", "VectorStore"]

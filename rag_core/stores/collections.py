@@ -1,13 +1,12 @@
-"""Chroma clients shared per process, opening an index's vector store, per-index locks, and listing/deleting
-indexes (vectors + side store).
+"""Per-index locks, an index's committed manifest, and listing/deleting indexes (vectors + side store), over the
+configured vector store backend (``rag_core.stores.backends``).
 
-With a Chroma server the indexes are those with a manifest on the server (see ``rag_core.stores.shared``);
-local side stores are caches and list nothing by themselves.
+In server mode the indexes are those with a manifest on the server (see ``rag_core.stores.shared``); local side
+stores are caches and list nothing by themselves.
 """
 
 from __future__ import annotations
 
-import logging
 import shutil
 import threading
 from pathlib import Path
@@ -15,22 +14,12 @@ from typing import Any
 
 from rag_core.config import Settings
 from rag_core.errors import IndexError_
-from rag_core.stores.shared import META_COLLECTION, MetaRecords, ServerCatalog
+from rag_core.stores.backends import backend, check_index_name, meta_records, server_mode
+from rag_core.stores.shared import ServerCatalog
 from rag_core.stores.sidestore import SideStore
-from rag_core.stores.vector import (
-    ChromaVectorStore,
-    check_collection_name,
-    delete_chroma_collection,
-    describe,
-    list_chroma_collections,
-    make_client,
-)
-
-log = logging.getLogger(__name__)
 
 _registry_lock = threading.Lock()
 _index_locks: dict[str, threading.RLock] = {}
-_clients: dict[str, Any] = {}
 
 
 def lock_for(root: Path) -> threading.RLock:
@@ -39,51 +28,10 @@ def lock_for(root: Path) -> threading.RLock:
         return _index_locks.setdefault(str(root.resolve()), threading.RLock())
 
 
-def client(settings: Settings):
-    """One Chroma client per store location per process (clients are thread-safe and costly to build)."""
-    key = describe(settings)
-    with _registry_lock:
-        if key not in _clients:
-            _clients[key] = make_client(settings)
-        return _clients[key]
-
-
-def fresh_client(settings: Settings):
-    """A new embedded client that loads the store's current state from disk (None when that is impossible).
-
-    Embedded Chroma keeps its vector index in process memory: after another process adds vectors, this
-    process's queries miss them or fail ("Error finding id"). Chroma shares one system per path and process
-    and offers no public way to reload it, hence the use of ``SharedSystemClient``'s cache below.
-    """
-    try:
-        # lazy: ChromaDB is heavy, imported only where it is used
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        path = str(Path(settings.data_dir) / "chroma")
-        with _registry_lock:
-            SharedSystemClient._identifier_to_system.pop(path, None)
-            _clients[describe(settings)] = make_client(settings)
-            return _clients[describe(settings)]
-    except (ImportError, AttributeError) as e:  # a Chroma version without that cache: keep the old view
-        log.warning("cannot reload embedded Chroma (%s); restart to see other processes' writes", e)
-        return None
-
-
-def open_vector_store(settings: Settings, name: str, metadata: dict[str, Any], chroma=None) -> ChromaVectorStore:
-    """The vector store of index ``name``: its Chroma collection (created with ``metadata`` when missing), through
-    the process's shared client, or through ``chroma`` (a ``fresh_client`` that sees other processes' writes)."""
-    return ChromaVectorStore(client(settings) if chroma is None else chroma, name, metadata, describe(settings))
-
-
-def meta_records(settings: Settings) -> MetaRecords:
-    """The ``studio-meta`` records of the configured Chroma server (the per-process shared client)."""
-    return MetaRecords(lambda: client(settings), describe(settings))
-
-
 def read_manifest(name: str, settings: Settings) -> dict[str, Any] | None:
-    """The committed manifest of index ``name`` (the server's with a Chroma server), None when there is none."""
-    check_collection_name(name)
-    if settings.chroma_host:
+    """The committed manifest of index ``name`` (the server's in server mode), None when there is none."""
+    check_index_name(name, settings)
+    if server_mode(settings):
         try:
             return ServerCatalog(meta_records(settings), name).read_manifest()
         except IndexError_:  # the server is down: an index cached here still answers keyword search
@@ -108,16 +56,18 @@ def list_collections(settings: Settings) -> list[dict[str, Any]]:
     """Every index: name, embedder, chunking, documents and chunk counts, and vectors in the store."""
     rows: dict[str, dict[str, Any]] = {}
     root = Path(settings.data_dir) / "indexes"
-    if settings.chroma_host:
+    row = backend(settings)
+    if server_mode(settings):
         records = meta_records(settings)
         for index_name in sorted({str(m.get("index")) for _, _, m in records.find(kind="manifest")}):
             manifest = ServerCatalog(records, index_name).read_manifest()
             if manifest is not None:
                 rows[index_name] = _manifest_row(index_name, manifest)
-        for name, _metadata, count in list_chroma_collections(client(settings), describe(settings)):
+        for name, _metadata, count in row.collections(settings):
             if name in rows:
                 rows[name]["vectors"] = count
-        rows.pop(META_COLLECTION, None)
+        for name in row.reserved:
+            rows.pop(name, None)
         return sorted(rows.values(), key=lambda r: r["name"])
     if root.is_dir():
         for directory in sorted(root.iterdir()):
@@ -130,24 +80,24 @@ def list_collections(settings: Settings) -> list[dict[str, Any]]:
             if manifest is None:
                 continue
             rows[directory.name] = _manifest_row(directory.name, manifest)
-    for name, metadata, count in list_chroma_collections(client(settings), describe(settings)):
-        row = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
-                                     "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
-        row["vectors"] = count
+    for name, metadata, count in row.collections(settings):
+        listed = rows.setdefault(name, {"name": name, "embedder_id": metadata.get("embedder_id"),
+                                        "dim": metadata.get("dim"), "documents": 0, "chunks": 0})
+        listed["vectors"] = count
     return sorted(rows.values(), key=lambda r: r["name"])
 
 
 def delete_collection(name: str, settings: Settings) -> bool:
     """Delete an index (vectors and side store); False when there was nothing to delete."""
-    check_collection_name(name)
+    check_index_name(name, settings)
     side = SideStore(Path(settings.data_dir) / "indexes" / name)
     with lock_for(side.root), side.write_lock():
         existed = False
-        if settings.chroma_host:
+        if server_mode(settings):
             catalog = ServerCatalog(meta_records(settings), name)
             existed = catalog.head() is not None
             catalog.delete_all()  # the manifests first: other instances stop serving the index at their next check
-        deleted = delete_chroma_collection(client(settings), name, describe(settings))
+        deleted = backend(settings).drop(settings, name)
         existed = existed or side.manifest_path.exists()
         side.remove_all()
     shutil.rmtree(side.root, ignore_errors=True)

@@ -1,10 +1,10 @@
 """``RecordStore``: named JSON text records in one namespace, kept in a folder or on a Chroma server.
 
 Saved configurations, evaluation runs and baselines, and the active configuration with its index pointer are such
-records. In a folder each is ``<key>.json``, written atomically; with ``RAG_CHROMA_HOST`` each is the record
-``<kind>/<key>`` in the server's ``studio-meta`` collection (``rag_core.stores.shared``), so every instance reads
-the same. ``open_records`` picks the backend once; the stores built on it (``ConfigStore``, ``ResultsStore``,
-``ActiveStore``) never ask which one they have.
+records. In a folder each is ``<key>.json``, written atomically; in server mode (``backends.server_mode``: Chroma
+with ``RAG_CHROMA_HOST``) each is the record ``<kind>/<key>`` in the server's ``studio-meta`` collection
+(``rag_core.stores.chroma.meta``), so every instance reads the same. ``open_records`` picks the backend once;
+the stores built on it (``ConfigStore``, ``ResultsStore``, ``ActiveStore``) never ask which one they have.
 
 An index's manifests, write lease, pending writes and sources stay on ``MetaRecords`` and ``ServerCatalog``: they
 exist only on a server (a folder has the side store and file locks instead), and they need what a plain record
@@ -21,8 +21,8 @@ from typing import Protocol
 
 from rag_core.config import Settings
 from rag_core.files import atomic_write_text
-from rag_core.stores.collections import meta_records
-from rag_core.stores.shared import MetaRecords
+from rag_core.stores.backends import meta_records, server_mode
+from rag_core.stores.chroma.meta import MetaRecords
 
 # ``summarize(key, text)``: the short text listed for a record without reading the records themselves.
 Summarize = Callable[[str, str], str]
@@ -167,8 +167,8 @@ class ServerRecords:
 
 
 def open_records(settings: Settings, folder: str, kind: str, summarize: Summarize | None = None) -> RecordStore:
-    """The records of one namespace where the deployment keeps them: ``kind`` records on the Chroma server when
-    one is configured, else files in ``<data_dir>/<folder>``."""
-    if settings.chroma_host:
+    """The records of one namespace where the deployment keeps them: ``kind`` records on the backend's server in
+    server mode, else files in ``<data_dir>/<folder>``."""
+    if server_mode(settings):
         return ServerRecords(meta_records(settings), kind, summarize)
     return FileRecords(Path(settings.data_dir) / folder, summarize)

@@ -1,9 +1,10 @@
-"""What several app instances share through one Chroma server: index manifests, leases, sources and records.
+"""What several app instances share through one server: index manifests, leases, pending writes and sources.
 
-With ``RAG_CHROMA_HOST`` the server is the system of record. An index's chunk rows (vector, flat metadata for
-filters and the full chunk JSON as the row's document) live in the index's own collection; everything else lives
-as small records in one side collection, ``studio-meta`` (each record carries a 1-dimensional dummy vector,
-because Chroma stores no row without one):
+When the vector store backend coordinates through a server (``rag_core.stores.backends.server_mode``: Chroma with
+``RAG_CHROMA_HOST``) the server is the system of record. An index's chunk rows (vector, flat metadata for filters
+and the full chunk JSON as the row's document) live in the index's own collection; everything else lives as small
+records the backend keeps (its row's ``records``: for Chroma ``MetaRecords``, the ``studio-meta`` collection of
+``rag_core.stores.chroma.meta``):
 
 - ``manifest/<index>/<generation>``: one immutable manifest per committed generation: embedder, chunking and,
   per document, its name, type, size, counts and chunk ids. A writer *claims* generation n + 1 with Chroma's
@@ -17,10 +18,8 @@ because Chroma stores no row without one):
 - ``config/<name>``, ``run/<id>``, ``baselines/all`` and ``active/<key>``: saved configurations, evaluation results
   and the active configuration, the server backend of ``rag_core.stores.records``.
 
-Records are found by the values of their metadata fields (``find(kind=..., index=...)``); the Chroma ``where``
-clause that becomes stays in ``MetaRecords``.
-
-Every Chroma failure is raised as ``IndexError_`` naming the server.
+Records are found by the values of their metadata fields (``find(kind=..., index=...)``); the backend's own query
+syntax stays in its records class. Every failure of the server is raised as ``IndexError_`` naming it.
 """
 
 from __future__ import annotations
@@ -32,15 +31,15 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_core.errors import IndexError_
 
+if TYPE_CHECKING:
+    from rag_core.stores.chroma.meta import MetaRecords
+
 log = logging.getLogger(__name__)
 
-META_COLLECTION = "studio-meta"
-_DUMMY = [0.0]
-_PAGE = 1000
 # Pause between writing a lease and reading it back: a competing writer that read the lease as free before
 # our write lands has written its own by then, and the read-back shows who won.
 LEASE_CONFIRM_S = 0.3
@@ -64,109 +63,6 @@ def owner_is_dead(owner: str) -> bool:
     except OSError:  # exists, owned by someone else
         return False
     return False
-
-
-class MetaRecords:
-    """The ``studio-meta`` collection of a Chroma server, connected on first use."""
-
-    def __init__(self, connect: Callable[[], Any], where: str):
-        self._connect = connect
-        self._where = where
-        self._collection = None
-
-    def _live(self):
-        if self._collection is None:
-            try:
-                self._collection = self._connect().get_or_create_collection(
-                    META_COLLECTION, embedding_function=None, metadata={"purpose": "Agentic RAG Studio shared state"})
-            except IndexError_:
-                raise
-            except Exception as e:
-                raise IndexError_(f"{self._where} is unreachable or unusable: {e}") from e
-        return self._collection
-
-    def _fail(self, what: str, e: Exception) -> IndexError_:
-        self._collection = None  # reconnect next time (the server may have restarted)
-        return IndexError_(f"{what} failed on {self._where} ({META_COLLECTION}): {e}")
-
-    def put(self, record_id: str, document: str, metadata: dict[str, Any]) -> None:
-        self.put_many([(record_id, document, metadata)])
-
-    def put_many(self, records: list[tuple[str, str, dict[str, Any]]]) -> None:
-        try:
-            for start in range(0, len(records), 100):
-                part = records[start : start + 100]
-                self._live().upsert(ids=[r[0] for r in part], embeddings=[_DUMMY] * len(part),
-                                    documents=[r[1] for r in part], metadatas=[r[2] for r in part])
-        except IndexError_:
-            raise
-        except Exception as e:
-            raise self._fail("writing shared records", e) from e
-
-    def claim(self, record_id: str, document: str, metadata: dict[str, Any]) -> bool:
-        """Write ``record_id`` unless it exists; True when the stored record is ours (its ``token`` matches)."""
-        token = uuid.uuid4().hex
-        try:
-            self._live().add(ids=[record_id], embeddings=[_DUMMY], documents=[document],
-                             metadatas=[{**metadata, "token": token}])
-        except IndexError_:
-            raise
-        except Exception as e:
-            raise self._fail("committing", e) from e
-        found = self.get([record_id], documents=False)
-        return bool(found) and found[0][2].get("token") == token
-
-    def get(self, ids: list[str], documents: bool = True) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """``(id, document, metadata)`` of the records of ``ids`` that exist."""
-        include = ["metadatas", "documents"] if documents else ["metadatas"]
-        rows: list[tuple[str, str | None, dict[str, Any]]] = []
-        try:
-            for start in range(0, len(ids), _PAGE):
-                got = self._live().get(ids=ids[start : start + _PAGE], include=include)
-                docs = got.get("documents") or [None] * len(got["ids"])
-                rows.extend(zip(got["ids"], docs, [dict(m or {}) for m in got["metadatas"]], strict=True))
-        except IndexError_:
-            raise
-        except Exception as e:
-            raise self._fail("reading shared records", e) from e
-        return rows
-
-    def find(self, documents: bool = False, **fields: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """Every record whose metadata holds these ``fields`` values (paged)."""
-        include = ["metadatas", "documents"] if documents else ["metadatas"]
-        where = _chroma_where(fields)
-        rows: list[tuple[str, str | None, dict[str, Any]]] = []
-        try:
-            offset = 0
-            while True:
-                got = self._live().get(where=where, include=include, limit=_PAGE, offset=offset)
-                docs = got.get("documents") or [None] * len(got["ids"])
-                rows.extend(zip(got["ids"], docs, [dict(m or {}) for m in got["metadatas"]], strict=True))
-                if len(got["ids"]) < _PAGE:
-                    return rows
-                offset += _PAGE
-        except IndexError_:
-            raise
-        except Exception as e:
-            raise self._fail("reading shared records", e) from e
-
-    def delete(self, ids: Iterable[str]) -> None:
-        ids = list(ids)
-        try:
-            for start in range(0, len(ids), _PAGE):
-                self._live().delete(ids=ids[start : start + _PAGE])
-        except IndexError_:
-            raise
-        except Exception as e:
-            raise self._fail("deleting shared records", e) from e
-
-
-def _chroma_where(fields: dict[str, Any]) -> dict[str, Any] | None:
-    """The Chroma ``where`` clause matching every one of ``fields`` (None: every record)."""
-    clauses = [{key: value} for key, value in fields.items()]
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
 class Lease:

@@ -1,4 +1,5 @@
-"""Fixtures for the index tests: a word-hashing embedder, a tiny Markdown chunker, both store backends."""
+"""Fixtures for the index tests: a word-hashing embedder, a tiny Markdown chunker, and the index on embedded Chroma,
+on the in-memory backend of ``tests/fakes/vector_store.py`` and (marked chroma_server) on a Chroma server."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ import pytest
 from rag_core.config import Settings
 from tests.fakes.chunker import fake_chunker, make_doc
 from tests.fakes.embedder import WordHashEmbedder
+from tests.fakes.vector_store import use_memory_backend
 
 
-@pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.chroma_server)])
-def settings(request, data_dir: Path) -> Settings:
+@pytest.fixture(params=["embedded", "memory", pytest.param("server", marks=pytest.mark.chroma_server)])
+def settings(request, data_dir: Path, monkeypatch) -> Settings:
     if request.param == "server":
         server = request.getfixturevalue("chroma_server")
         return Settings(data_dir=data_dir, chroma_host=server.host, chroma_port=server.port)
+    if request.param == "memory":  # the in-memory backend of tests/fakes, registered as a row for the test
+        return use_memory_backend(monkeypatch, Settings(data_dir=data_dir))
     return Settings(data_dir=data_dir)
 
 

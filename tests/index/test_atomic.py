@@ -103,7 +103,14 @@ def _run_ingest_script(settings, name: str, doc_var: str, marker: Path | None, t
                             stderr=subprocess.PIPE, text=True)
 
 
+def _across_processes(settings) -> None:
+    """Skip on the in-memory backend of tests/fakes: its rows live in this process, another cannot share them."""
+    if settings.vector_store == "memory":
+        pytest.skip("the in-memory vector store is not shared between processes")
+
+
 def test_sigkill_midway_then_reopen_recovers(settings, collection_name, open_index, tmp_path):
+    _across_processes(settings)
     first = _run_ingest_script(settings, collection_name, "AUTH", None, tmp_path)
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
@@ -181,7 +188,7 @@ def test_a_second_instance_sees_commits_of_the_first(open_index, auth_doc, billi
 def test_server_going_away_gives_a_clear_error(tmp_path, data_dir, embedder, auth_doc, fake_chunker):
     from rag_core.config import Settings
     from rag_core.index import Index
-    from rag_core.stores.chroma_server import ChromaServer
+    from rag_core.stores.chroma.server import ChromaServer
 
     server = ChromaServer(tmp_path / "db").start()
     try:
@@ -200,6 +207,7 @@ def test_server_going_away_gives_a_clear_error(tmp_path, data_dir, embedder, aut
 
 def test_a_running_process_finds_what_another_process_ingested(settings, collection_name, open_index, auth_doc,
                                                                tmp_path):
+    _across_processes(settings)
     index = open_index()
     index.ingest([auth_doc])
     assert index.vector_search("invoices emailed monthly", 3)  # the ANN index is loaded in this process

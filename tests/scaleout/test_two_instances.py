@@ -42,7 +42,7 @@ Refunds reach the card within five working days.
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from rag_core.stores.chroma_server import ChromaServer
+    from rag_core.stores.chroma.server import ChromaServer
 
     with ChromaServer(tmp_path_factory.mktemp("two-instances") / "db") as running:
         yield running

@@ -22,7 +22,7 @@ def server_settings(chroma_server, data_dir) -> Settings:
 
 @pytest.fixture
 def records(server_settings):
-    from rag_core.stores.collections import meta_records
+    from rag_core.stores.backends import meta_records
 
     return meta_records(server_settings)
 

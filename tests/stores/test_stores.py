@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core.stores.chroma_server import free_port, heartbeat
+from rag_core.stores.chroma.server import free_port, heartbeat
+from rag_core.stores.chroma.vector import check_collection_name, chroma_where
 from rag_core.stores.filters import Filters
 from rag_core.stores.hot import chunk_allowed
 from rag_core.stores.keyword import KeywordIndex, tokenize
-from rag_core.stores.vector import check_collection_name, chroma_where, chunk_metadata
+from rag_core.stores.vector import chunk_metadata
 from rag_core.types import Chunk
 
 

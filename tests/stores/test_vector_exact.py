@@ -12,10 +12,11 @@ from rag_core.embeddings import get_embedder
 from rag_core.errors import IndexError_
 from rag_core.index import Filters, Index
 from rag_core.loaders import load_path, sample_paths, samples_dir
+from rag_core.stores.chroma.client import make_client
+from rag_core.stores.chroma.vector import EF_SEARCH, ChromaVectorStore
 from rag_core.stores.contextual import embed_chunks
 from rag_core.stores.exact import ExactVectors
 from rag_core.stores.hot import chunk_allowed
-from rag_core.stores.vector import EF_SEARCH, ChromaVectorStore, make_client
 from rag_core.types import Chunk
 
 
@@ -92,7 +93,7 @@ class _Flaky:
 @pytest.mark.parametrize("failures", [1, 100])
 def test_filtered_search_survives_chromas_missing_id_race(data_dir, monkeypatch, failures):
     # chroma-core/chroma#7032: a where-filtered query during a server's flush can fail with "Error finding id".
-    monkeypatch.setattr("rag_core.stores.vector._RETRY_PAUSES", (0.0, 0.0))
+    monkeypatch.setattr("rag_core.stores.chroma.vector._RETRY_PAUSES", (0.0, 0.0))
     store = ChromaVectorStore(make_client(Settings(data_dir=str(data_dir))), "flaky", {"note": "x"}, "embedded")
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(200, 8)).astype(np.float32)
