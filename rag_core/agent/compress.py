@@ -26,10 +26,12 @@ structure (a table row with its header, a list item whole) or spends one token b
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from rag_core.budget import fit_in_order
 from rag_core.chunking.markdown_blocks import parse_markdown
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.tokens import count_tokens
@@ -95,13 +97,13 @@ def _plan(hit: Hit) -> _Plan:
     return _Plan(hit, units, whole)
 
 
-def _render(plan: _Plan) -> str:
-    """The kept units (with their table headers) in document order, `[…]` between units where some were cut.
+def _render(plan: _Plan, kept: AbstractSet[int]) -> str:
+    """The ``kept`` units (with their table headers) in document order, `[…]` between units where some were cut.
 
     Heading lines are left out: the context's source line already names the chunk's heading path."""
     text = plan.hit.chunk.text
     spans: set[tuple[int, int]] = set()
-    for i in plan.kept:
+    for i in kept:
         unit = plan.units[i]
         spans.add((unit.start, unit.end))
         spans.update(unit.prefix)
@@ -121,23 +123,53 @@ def _render(plan: _Plan) -> str:
     return "".join(out)
 
 
-def _size(plan: _Plan, exact: bool = False, extra: int | None = None) -> int:
-    """Tokens of ``plan``'s kept units (plus unit ``extra``) as ``_render`` writes them; the whole chunk's tokens
-    once every unit is kept. Not ``exact``: estimated from the characters at the chunk's tokens per character
-    (counting tokens for every candidate unit was most of the time taken)."""
-    kept = plan.kept | ({extra} if extra is not None else set())
+def _size(plan: _Plan, kept: AbstractSet[int], exact: bool = False) -> int:
+    """Tokens of ``plan``'s ``kept`` units as ``_render`` writes them; the whole chunk's tokens once every unit is
+    kept. Not ``exact``: estimated from the characters at the chunk's tokens per character (counting tokens for
+    every candidate unit was most of the time taken)."""
     if not kept:
         return 0
     if len(kept) == len(plan.units):
         return plan.hit.chunk.tokens
-    saved, plan.kept = plan.kept, kept
-    try:
-        text = _render(plan)
-    finally:
-        plan.kept = saved
+    text = _render(plan, kept)
     if exact:
         return count_tokens(text)
     return -(-len(text) * plan.hit.chunk.tokens // max(1, len(plan.hit.chunk.text)))
+
+
+def _queue(plans: Sequence[_Plan]) -> list[tuple[_Plan, int | None]]:
+    """Units in the order (chunk's position + UNIT_WEIGHT × unit's rank in its chunk): a chunk's next best
+    sentence competes with the best sentences of the chunks ranked below it. A chunk kept whole is one entry
+    (unit ``None``)."""
+    queue: list[tuple[int, int, _Plan, int | None]] = []
+    for p, plan in enumerate(plans):
+        if plan.whole:
+            queue.append((p, 0, plan, None))
+        else:
+            queue += [(p + UNIT_WEIGHT * r, r, plan, unit) for r, unit in enumerate(plan.order)]
+    queue.sort(key=lambda entry: (entry[0], entry[1]))
+    return [(plan, unit) for _, _, plan, unit in queue]
+
+
+class _UnitCost:
+    """The tokens a queued unit adds given the units kept before it: its chunk's estimated size with the unit,
+    less without (a whole chunk: its tokens). Sizes are remembered, so each kept set is rendered once."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[tuple[int, frozenset[int]], int] = {}
+
+    def size(self, plan: _Plan, units: frozenset[int]) -> int:
+        key = (id(plan), units)
+        if key not in self.sizes:
+            self.sizes[key] = _size(plan, units)
+        return self.sizes[key]
+
+    def __call__(self, entry: tuple[_Plan, int | None], kept: Sequence[tuple[_Plan, int | None]]) -> int:
+        plan, unit = entry
+        if unit is None:
+            return plan.hit.chunk.tokens
+        units = frozenset(u for p, u in kept if p is plan and u is not None)
+        return self.size(plan, units | {unit}) - self.size(plan, units)
 
 
 def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
@@ -160,42 +192,27 @@ def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
             unit.score = float(scores[k])
             k += 1
         plan.order = sorted(range(len(plan.units)), key=lambda i: -plan.units[i].score)
-    used = 0
-    # Units in the order (chunk's position + UNIT_WEIGHT × unit's rank in its chunk): a chunk's next best
-    # sentence competes with the best sentences of the chunks ranked below it.
-    queue = []
-    for p, plan in enumerate(plans):
-        if plan.whole:
-            queue.append((p, 0, plan, None))
-        else:
-            queue += [(p + UNIT_WEIGHT * r, r, plan, unit) for r, unit in enumerate(plan.order)]
-    queue.sort(key=lambda entry: (entry[0], entry[1]))
-    size: dict[int, int] = {}  # each chunk's tokens so far (estimated while filling)
+    cost = _UnitCost()
+    fit = fit_in_order(_queue(plans), budget, cost)
     taken: list[tuple[_Plan, int]] = []  # units in the order they were taken
-    for _, _, plan, unit in queue:
-        if plan.whole:
-            whole = plan.hit.chunk.tokens
-            if used + whole <= budget:
-                plan.kept = set(range(len(plan.units)))
-                used += whole
-            continue
-        grown = _size(plan, extra=unit)
-        extra = grown - size.get(id(plan), 0)
-        if used + extra <= budget:
+    for plan, unit in fit.kept:
+        if unit is None:
+            plan.kept = set(range(len(plan.units)))
+        else:
             plan.kept.add(unit)
-            size[id(plan)] = grown
             taken.append((plan, unit))
-            used += extra
+    used = fit.used
+    size = {id(plan): cost.size(plan, frozenset(plan.kept)) for plan, _ in taken}  # each cut chunk's estimate
     # The estimate is per character: count the cut chunks' real tokens and give back the units taken last until
     # the context fits.
     for plan in {id(p): p for p, _ in taken}.values():
-        exact = _size(plan, exact=True)
+        exact = _size(plan, plan.kept, exact=True)
         used += exact - size[id(plan)]
         size[id(plan)] = exact
     while used > budget and taken:
         plan, unit = taken.pop()
         plan.kept.discard(unit)
-        now = _size(plan, exact=True)
+        now = _size(plan, plan.kept, exact=True)
         used += now - size[id(plan)]
         size[id(plan)] = now
     out = []
@@ -205,7 +222,7 @@ def compress_hits(hits: Sequence[Hit], queries: Sequence[str], budget: int,
         if plan.whole or len(plan.kept) == len(plan.units):
             out.append(plan.hit)
             continue
-        text = _render(plan)
+        text = _render(plan, plan.kept)
         chunk = replace(plan.hit.chunk, text=text, tokens=size[id(plan)], verbatim=False,
                         metadata={**plan.hit.chunk.metadata, "trimmed_from": plan.hit.chunk.tokens,
                                   "units_kept": f"{len(plan.kept)} of {len(plan.units)}"})

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_core.budget import fit_in_order, fits
 from rag_core.retrieval.dedup import dedup_hits
 from rag_core.retrieval.formatting import FormattedContext, format_context
 from rag_core.types import Chunk, Hit
@@ -114,7 +115,7 @@ class AgentContext:
                 report.replaced.append({"chunk_id": child.chunk.id, "tokens": child.chunk.tokens,
                                         "reason": f"covered by parent {hit.chunk.id}"})
             self.hits = [h for h in self.hits if h not in covered]
-            if self.tokens + hit.chunk.tokens > self.capacity:
+            if not fits(self.tokens, hit.chunk.tokens, self.capacity):
                 self.hits.extend(covered)  # refused: put the children back
                 for child in covered:
                     report.replaced.remove(next(r for r in report.replaced if r["chunk_id"] == child.chunk.id))
@@ -143,19 +144,10 @@ class AgentContext:
         order = {chunk_id: rank for rank, chunk_id in enumerate(ranked_ids)}
         must = set(keep)
         ranked = sorted(self.hits, key=lambda h: (h.chunk.id not in must, order.get(h.chunk.id, len(order))))
-        kept: list[Hit] = []
-        trimmed: list[dict[str, Any]] = []
-        used = 0
-        for hit in ranked:
-            size = cost(hit)
-            if not kept or used + size <= target_tokens:
-                kept.append(hit)
-                used += size
-            else:
-                trimmed.append({"chunk_id": hit.chunk.id, "tokens": hit.chunk.tokens, "step": "trim",
-                                "reason": f"less relevant than the chunks kept within {target_tokens} tokens"})
-        self.hits = sorted(kept, key=lambda h: order.get(h.chunk.id, len(order)))
-        return trimmed
+        fit = fit_in_order(ranked, target_tokens, lambda hit, _: cost(hit), keep_first=True)
+        self.hits = sorted(fit.kept, key=lambda h: order.get(h.chunk.id, len(order)))
+        return [{"chunk_id": hit.chunk.id, "tokens": hit.chunk.tokens, "step": "trim",
+                 "reason": f"less relevant than the chunks kept within {target_tokens} tokens"} for hit in fit.refused]
 
     def formatted(self, budget: int | None = None) -> FormattedContext:
         """The context as the model reads it (``--- Document N ---`` blocks), highest score first."""

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from rag_core.budget import fit_in_order, hit_tokens
 from rag_core.errors import EmbeddingError
 from rag_core.retrieval.confidence import calibrate_confidence
 from rag_core.retrieval.terms import content_terms
@@ -95,11 +96,17 @@ def fill_by_parts(lists: Sequence[Sequence[Hit]], budget: int, cost: Callable[[H
     offers its next hit from a new section instead, if one is among its next ``SPREAD_WINDOW`` (an enumeration's
     items live in different places).
     """
-    cost = cost or (lambda hit: hit.chunk.tokens)
-    kept: list[Hit] = []
-    used = 0
-    sections: set[tuple[str, tuple[str, ...]]] = set()
-    taken: set[str] = set()
+    size = hit_tokens if cost is None else (lambda hit, _: cost(hit))
+    return fit_in_order(lambda kept: _offers(lists, lead, spread, kept), budget, size, keep_first=True).kept
+
+
+def _section(hit: Hit) -> tuple[str, tuple[str, ...]]:
+    return hit.chunk.doc_id, tuple(hit.chunk.heading_path)
+
+
+def _offers(lists: Sequence[Sequence[Hit]], lead: int, spread: bool, kept: Sequence[Hit]) -> Iterator[Hit]:
+    """``fill_by_parts``' candidates round by round, given the hits ``kept`` so far (read as they are kept): each
+    list's next hit (spread: one from a new section if near), unless it is held already or overlaps a held one."""
     for r in range(FILL_DEPTH):
         offers: list[tuple[Sequence[Hit], int]] = []
         if lists:
@@ -109,18 +116,13 @@ def fill_by_parts(lists: Sequence[Sequence[Hit]], budget: int, cost: Callable[[H
             if position >= len(hits):
                 continue
             hit = hits[position]
-            if spread and (hit.chunk.doc_id, tuple(hit.chunk.heading_path)) in sections:
+            sections = {_section(k) for k in kept} if spread else set()
+            if _section(hit) in sections:
+                taken = {k.chunk.id for k in kept}
                 hit = next((h for h in hits[position:position + SPREAD_WINDOW] if h.chunk.id not in taken
-                            and (h.chunk.doc_id, tuple(h.chunk.heading_path)) not in sections), hit)
-            if hit.chunk.id in taken or any(_overlaps(hit.chunk, k.chunk) for k in kept):
-                continue
-            if used + cost(hit) > budget and kept:
-                continue
-            kept.append(hit)
-            taken.add(hit.chunk.id)
-            used += cost(hit)
-            sections.add((hit.chunk.doc_id, tuple(hit.chunk.heading_path)))
-    return kept
+                            and _section(h) not in sections), hit)
+            if not any(_overlaps(hit.chunk, k.chunk) for k in kept):  # held already, or inside / around a held one
+                yield hit
 
 
 def embedder_id(index: Any) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core.budget import fit_in_order
 from rag_core.tokens import count_tokens, decode, encode
 from rag_core.types import HEADING_SEPARATOR, Hit
 
@@ -62,50 +63,51 @@ def format_context(hits: Sequence[Hit], budget: int = 4000, min_fragment_tokens:
         raise ValueError(f"token budget must be at least 1, got {budget}")
     ordered = sorted(hits, key=lambda h: -h.score)  # stable: equal scores keep the retriever's order
     separator_tokens = count_tokens(BLOCK_SEPARATOR)
-    blocks: list[str] = []
-    used = 0
-    exhausted = False
+
+    def cost(hit: Hit, kept: Sequence[Hit]) -> int:
+        return count_tokens(_header(len(kept) + 1, hit) + hit.chunk.text) + (separator_tokens if kept else 0)
+
+    # Whole blocks while they fit; the first that does not is truncated or dropped, and nothing follows it.
+    fit = fit_in_order(ordered, budget, cost, stop=True)
+    blocks = [_header(number, hit) + hit.chunk.text for number, hit in enumerate(fit.kept, start=1)]
     result = FormattedContext(text="", tokens=0, budget=budget)
-    for hit in ordered:
-        chunk = hit.chunk
-        if exhausted:
-            result.dropped.append(
-                {"chunk_id": chunk.id, "tokens": chunk.tokens, "reason": f"token budget of {budget} exhausted"}
-            )
-            continue
-        number = len(blocks) + 1
-        header = _header(number, hit)
-        block = header + chunk.text
-        cost = count_tokens(block) + (separator_tokens if blocks else 0)
-        entry = {"chunk_id": chunk.id, "document": number, "source": source_label(hit)}
-        if used + cost <= budget:
-            blocks.append(block)
-            used += cost
-            result.included.append({**entry, "tokens": cost})
-            continue
-        exhausted = True  # a block did not fit whole: it is truncated or dropped, and nothing follows it
-        remaining = budget - used - count_tokens(header) - (separator_tokens if blocks else 0)
-        text_ids = encode(chunk.text)
-        mark_tokens = count_tokens("\n" + TRUNCATION_MARK.format(shown=len(text_ids), total=len(text_ids)))
-        shown = remaining - mark_tokens
-        if shown < min_fragment_tokens:
-            result.dropped.append(
-                {"chunk_id": chunk.id, "tokens": chunk.tokens,
-                 "reason": f"token budget: only {max(remaining, 0)} of {budget} tokens left"}
-            )
-            continue
-        # Decoding a token prefix can end mid-character or mid-word; re-count so the budget holds exactly.
-        fragment = decode(text_ids[:shown]).rstrip()
-        while shown > 0 and count_tokens(header + fragment + "\n" + TRUNCATION_MARK.format(
-                shown=shown, total=len(text_ids))) + (separator_tokens if blocks else 0) > budget - used:
-            shown -= 1
-            fragment = decode(text_ids[:shown]).rstrip()
-        block = header + fragment + "\n" + TRUNCATION_MARK.format(shown=shown, total=len(text_ids))
-        cost = count_tokens(block) + (separator_tokens if blocks else 0)
-        blocks.append(block)
-        used += cost
-        result.included.append({**entry, "tokens": cost})
-        result.truncated.append({"chunk_id": chunk.id, "shown_tokens": shown, "total_tokens": len(text_ids)})
+    result.included = [{"chunk_id": hit.chunk.id, "document": number, "source": source_label(hit), "tokens": size}
+                       for number, (hit, size) in enumerate(zip(fit.kept, fit.sizes, strict=True), start=1)]
+    for hit in fit.refused:
+        _truncate(hit, blocks, budget - fit.used, min_fragment_tokens, result)
+    result.dropped += [{"chunk_id": hit.chunk.id, "tokens": hit.chunk.tokens,
+                        "reason": f"token budget of {budget} exhausted"} for hit in fit.rest]
     result.text = BLOCK_SEPARATOR.join(blocks)
     result.tokens = count_tokens(result.text)
     return result
+
+
+def _truncate(hit: Hit, blocks: list[str], room: int, min_fragment_tokens: int, result: FormattedContext) -> None:
+    """Add ``hit``'s block cut to the ``room`` tokens left (marked), or drop it if too little of its text would
+    show; records which in ``result``."""
+    chunk = hit.chunk
+    budget = result.budget
+    separator_tokens = count_tokens(BLOCK_SEPARATOR) if blocks else 0
+    number = len(blocks) + 1
+    header = _header(number, hit)
+    remaining = room - count_tokens(header) - separator_tokens
+    text_ids = encode(chunk.text)
+    mark_tokens = count_tokens("\n" + TRUNCATION_MARK.format(shown=len(text_ids), total=len(text_ids)))
+    shown = remaining - mark_tokens
+    if shown < min_fragment_tokens:
+        result.dropped.append(
+            {"chunk_id": chunk.id, "tokens": chunk.tokens,
+             "reason": f"token budget: only {max(remaining, 0)} of {budget} tokens left"}
+        )
+        return
+    # Decoding a token prefix can end mid-character or mid-word; re-count so the budget holds exactly.
+    fragment = decode(text_ids[:shown]).rstrip()
+    while shown > 0 and count_tokens(header + fragment + "\n" + TRUNCATION_MARK.format(
+            shown=shown, total=len(text_ids))) + separator_tokens > room:
+        shown -= 1
+        fragment = decode(text_ids[:shown]).rstrip()
+    block = header + fragment + "\n" + TRUNCATION_MARK.format(shown=shown, total=len(text_ids))
+    blocks.append(block)
+    result.included.append({"chunk_id": chunk.id, "document": number, "source": source_label(hit),
+                            "tokens": count_tokens(block) + separator_tokens})
+    result.truncated.append({"chunk_id": chunk.id, "shown_tokens": shown, "total_tokens": len(text_ids)})

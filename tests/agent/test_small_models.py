@@ -3,10 +3,14 @@ the model no more documents than a share of the context its server reports (llam
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from rag_core.agent import ask
-from rag_core.agent.policies.answer_only import CONTEXT_SHARE, documents_budget, fit_documents
+from rag_core.agent.agent_types import Action
+from rag_core.agent.context import AgentContext
+from rag_core.agent.policies.answer_only import CONTEXT_SHARE, AnswerOnlyPolicy, documents_budget, fit_documents
 from rag_core.config import RAGConfig
 from rag_core.errors import LLMError
 from rag_core.llm import LLMClient, server_context_tokens
@@ -56,6 +60,18 @@ def test_documents_budget_is_a_share_of_a_small_context():
                     tokens=t) for i, t in enumerate([150, 120, 40, 90])]
     hits = [Hit(chunk=c, score=1.0, confidence=1.0) for c in chunks]
     assert [h.chunk.id for h in fit_documents(hits, 200)] == ["c0", "c2"]
+
+
+def test_llm_answer_fits_the_runs_context_budget_not_the_configurations():
+    chunks = [Chunk(id=f"c{i}", doc_id="d", granularity="paragraph", chunk_type="prose", text="x", start=0, end=1,
+                    tokens=t) for i, t in enumerate([150, 120, 40, 90])]
+    context = AgentContext(200)
+    context.hits = [Hit(chunk=c, score=1.0, confidence=1.0) for c in chunks]
+    policy = AnswerOnlyPolicy(_Client(None))
+    given = []
+    policy._answer = lambda run, planned, hits: given.extend(h.chunk.id for h in hits) or Action("done", {}, "ok")
+    policy._write(SimpleNamespace(context=context, config=RAGConfig()), Action("done", {}, "planned"))
+    assert RAGConfig().agent.context_budget == 3000 and given == ["c0", "c2"]
 
 
 def test_llm_answer_sends_only_what_fits_the_servers_context(make_llm_settings, fake_index, fake_retriever):

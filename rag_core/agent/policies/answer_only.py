@@ -19,6 +19,7 @@ from typing import Any
 from rag_core.agent.agent_types import Action, AgentRun
 from rag_core.agent.policies.offline import OfflinePolicy
 from rag_core.agent.tools import ToolOutcome, untrusted
+from rag_core.budget import fit_in_order
 from rag_core.chunking.sentences import sentence_spans
 from rag_core.errors import LLMError
 from rag_core.llm import LLMContextOverflow, LLMOutOfTime
@@ -206,13 +207,7 @@ def documents_budget(client: Any, budget: int) -> tuple[int, int | None]:
 
 def fit_documents(hits: Sequence[Hit], budget: int) -> list[Hit]:
     """The best-ranked ``hits`` whose chunks fit ``budget`` tokens (the first is always kept)."""
-    kept, used = [], 0
-    for hit in hits:
-        if kept and used + hit.chunk.tokens > budget:
-            continue
-        kept.append(hit)
-        used += hit.chunk.tokens
-    return kept
+    return fit_in_order(hits, budget, keep_first=True).kept
 
 
 class AnswerOnlyPolicy:
@@ -244,7 +239,7 @@ class AnswerOnlyPolicy:
         if not hits:
             return Action("done", planned.args, f"{planned.reason}; nothing was retrieved, so the model was not asked",
                           extractive=True)
-        budget, n_ctx = documents_budget(self.client, run.config.agent.context_budget)
+        budget, n_ctx = documents_budget(self.client, run.context.budget)
         fitted = fit_documents(hits, budget)
         action = self._answer(run, planned, fitted)
         if len(fitted) < len(hits):
