@@ -14,8 +14,9 @@ because Chroma stores no row without one):
 - ``pending/<index>/<owner>``: the chunk rows an ingest is writing, so a later writer can delete them when
   that ingest died before it committed.
 - ``source/<index>/<doc_id>``: each indexed document (text, name, type, size).
-- ``config/<name>``, ``run/<id>``, ``baselines/all`` and ``active/<key>``: saved configurations, evaluation results
-  and the active configuration, the server backend of ``rag_core.stores.records``.
+- ``config/<name>``, ``run/<id>``, ``baselines/all``, ``active/<key>`` and ``mcp_call/<key>``: saved
+  configurations, evaluation results, the active configuration and the MCP servers' call log, the server backend
+  of ``rag_core.stores.records``.
 
 Records are found by the values of their metadata fields (``find(kind=..., index=...)``); the Chroma ``where``
 clause that becomes stays in ``MetaRecords``.
