@@ -313,7 +313,7 @@ def _execute(run: AgentRun, action: Action, policy_name: str) -> tuple[AgentStep
     if outcome.ok and action.tool == "search":
         run.retrievals += 1
         run.queries.append(outcome.args["query"])
-        _describe_retrieval(step, outcome)
+        describe_retrieval(step, outcome)
     searched = outcome.ok and outcome.retrieval is not None
     if searched:
         # The retriever de-duplicates its hits against the held context: what it removed, out of all it found,
@@ -364,7 +364,8 @@ def _guarded_outcome(run: AgentRun, action: Action) -> ToolOutcome | None:
     return None
 
 
-def _describe_retrieval(step: AgentStep, outcome: ToolOutcome) -> None:
+def describe_retrieval(step: AgentStep, outcome: ToolOutcome) -> None:
+    """Fill ``step`` with what the timeline shows of a search (also for the MCP server's call log)."""
     result = outcome.retrieval
     step.route, step.route_reason, step.intent = result.route, result.route_reason, result.intent
     step.confidence = round(float(result.confidence), 4)

@@ -8,6 +8,7 @@ untrusted-document wrapping.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import anyio
@@ -15,6 +16,8 @@ from mcp import types
 from mcp.server.lowlevel.server import Server
 
 from rag_core.agent.tools import TOOLS, ToolBox, ToolOutcome, tool_definitions, untrusted_text
+
+log = logging.getLogger(__name__)
 
 # MCP name of each agent tool served, from its ToolSpec row ("done" is the agent's own ending: not served).
 MCP_NAMES = {tool.name: tool.mcp_name for tool in TOOLS if tool.mcp_name}
@@ -138,35 +141,60 @@ class Backend:
             return self._toolbox
 
     def call(self, name: str, arguments: dict | None, client: str = "unknown") -> types.CallToolResult:
+        """Run one tool call and log it (``calllog``): a log that cannot be written (the Chroma server holding it is
+        down) is a warning, not the agent's failure."""
         import time
 
         from rag_core.config import get_settings
+        from rag_core.errors import IndexError_
         from rag_core.mcp_server.calllog import record
 
         start = time.perf_counter()
-        result = self._call(name, arguments)
+        result, outcome = self._call(name, arguments)
         chunks = (result.structured_content or {}).get("chunks", [])
-        record(get_settings().data_dir, client=client, tool=name, arguments=arguments or {},
-               chunk_ids=[c["chunk_id"] for c in chunks], doc_ids=[c["doc_id"] for c in chunks],
-               latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
-               error=result.content[0].text if result.is_error else None,
-               result_chars=sum(len(c.text) for c in result.content if isinstance(c, types.TextContent)))
+        try:
+            record(get_settings(), client=client, tool=name, arguments=arguments or {},
+                   chunk_ids=[c["chunk_id"] for c in chunks], doc_ids=[c["doc_id"] for c in chunks],
+                   latency_ms=(time.perf_counter() - start) * 1000, ok=not result.is_error,
+                   error=result.content[0].text if result.is_error else None,
+                   result_chars=sum(len(c.text) for c in result.content if isinstance(c, types.TextContent)),
+                   retrieval=step_facts(outcome))
+        except IndexError_ as e:
+            log.warning("the MCP call log was not written: %s", e)
         return result
 
-    def _call(self, name: str, arguments: dict | None) -> types.CallToolResult:
+    def _call(self, name: str, arguments: dict | None) -> tuple[types.CallToolResult, ToolOutcome | None]:
         agent_name = AGENT_NAMES.get(name)
         if agent_name is None:
-            return _error(f"unknown tool {name!r}; tools: {', '.join(MCP_NAMES.values())}")
+            return _error(f"unknown tool {name!r}; tools: {', '.join(MCP_NAMES.values())}"), None
         toolbox = self.toolbox()
         outcome = toolbox.execute(agent_name, arguments or {})
         if not outcome.ok:
-            return _error(outcome.error or "the tool failed")
+            return _error(outcome.error or "the tool failed"), outcome
         structured = {"chunks": [{"chunk_id": c.id, "doc_id": c.doc_id, "heading_path": list(c.heading_path),
                                   "granularity": c.granularity, "tokens": c.tokens} for c in outcome.chunks]}
         if agent_name == "search":
-            return search_result(outcome, structured)
+            return search_result(outcome, structured), outcome
         return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.observation)],
-                                    structured_content=structured)
+                                    structured_content=structured), outcome
+
+
+def step_facts(outcome: ToolOutcome | None) -> dict | None:
+    """What the agent's step timeline shows of a search (``rag_core.agent.loop.describe_retrieval``: route and its
+    reason, relevance, results asked, one row per hit), with the threshold and granularity the search ran with (a
+    left-out argument took the served configuration's, not the argument model's default)."""
+    if outcome is None or outcome.retrieval is None:
+        return None
+    from rag_core.agent.agent_types import AgentStep
+    from rag_core.agent.loop import describe_retrieval
+
+    step = AgentStep(step=0, policy="mcp", reason="", tool=outcome.tool, args=outcome.args)
+    describe_retrieval(step, outcome)
+    config = outcome.retrieval.config
+    return {"route": step.route, "route_reason": step.route_reason, "confidence": step.confidence,
+            "threshold": config.min_confidence if config else None,
+            "granularity": config.granularity if config else step.granularity,
+            "k_by_iteration": step.k_by_iteration, "hits": step.hits}
 
 
 def search_result(outcome: ToolOutcome, structured: dict) -> types.CallToolResult:

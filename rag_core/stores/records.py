@@ -1,10 +1,11 @@
 """``RecordStore``: named JSON text records in one namespace, kept in a folder or on a Chroma server.
 
-Saved configurations, evaluation runs and baselines, and the active configuration with its index pointer are such
-records. In a folder each is ``<key>.json``, written atomically; in server mode (``backends.server_mode``: Chroma
-with ``RAG_CHROMA_HOST``) each is the record ``<kind>/<key>`` in the server's ``studio-meta`` collection
-(``rag_core.stores.chroma.meta``), so every instance reads the same. ``open_records`` picks the backend once;
-the stores built on it (``ConfigStore``, ``ResultsStore``, ``ActiveStore``) never ask which one they have.
+Saved configurations, evaluation runs and baselines, the active configuration with its index pointer and, in server
+mode, the MCP servers' call log (``rag_core.mcp_server.calllog``) are such records. In a folder each is
+``<key>.json``, written atomically; in server mode (``backends.server_mode``: Chroma with ``RAG_CHROMA_HOST``) each
+is the record ``<kind>/<key>`` in the server's ``studio-meta`` collection (``rag_core.stores.chroma.meta``), so every
+instance reads the same. ``open_records`` picks the backend once; the stores built on it (``ConfigStore``,
+``ResultsStore``, ``ActiveStore``) never ask which one they have.
 
 An index's manifests, write lease, pending writes and sources stay on ``MetaRecords`` and ``ServerCatalog``: they
 exist only on a server (a folder has the side store and file locks instead), and they need what a plain record
@@ -41,6 +42,14 @@ class RecordStore(Protocol):
 
     def delete(self, key: str) -> bool:
         """Remove ``key``; False when there was no such record."""
+        ...
+
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        """The texts of those of ``keys`` that exist (one read on a server)."""
+        ...
+
+    def delete_many(self, keys: list[str]) -> None:
+        """Remove those of ``keys`` that exist (one request on a server)."""
         ...
 
     def keys(self) -> list[str]:
@@ -99,6 +108,14 @@ class FileRecords:
             return False
         return True
 
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        found = {key: self.get(key) for key in keys}
+        return {key: text for key, text in found.items() if text is not None}
+
+    def delete_many(self, keys: list[str]) -> None:
+        for key in keys:
+            self.delete(key)
+
     def keys(self) -> list[str]:
         return sorted(p.stem for p in self._paths())
 
@@ -150,6 +167,15 @@ class ServerRecords:
             return False
         self.records.delete([self._id(key)])
         return True
+
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        prefix = len(self.kind) + 1
+        return {record_id[prefix:]: text or "" for record_id, text, _ in
+                self.records.get([self._id(_check_key(key)) for key in keys])}
+
+    def delete_many(self, keys: list[str]) -> None:
+        if keys:
+            self.records.delete([self._id(_check_key(key)) for key in keys])
 
     def _listed(self) -> list[tuple[str, str, float]]:
         """``(key, summary, saved time)`` of every record, read from the metadata only (not the texts)."""

@@ -15,8 +15,9 @@ records the backend keeps (its row's ``records``: for Chroma ``MetaRecords``, th
 - ``pending/<index>/<owner>``: the chunk rows an ingest is writing, so a later writer can delete them when
   that ingest died before it committed.
 - ``source/<index>/<doc_id>``: each indexed document (text, name, type, size).
-- ``config/<name>``, ``run/<id>``, ``baselines/all`` and ``active/<key>``: saved configurations, evaluation results
-  and the active configuration, the server backend of ``rag_core.stores.records``.
+- ``config/<name>``, ``run/<id>``, ``baselines/all``, ``active/<key>`` and ``mcp_call/<key>``: saved
+  configurations, evaluation results, the active configuration and the MCP servers' call log, the server backend
+  of ``rag_core.stores.records``.
 
 Records are found by the values of their metadata fields (``find(kind=..., index=...)``); the backend's own query
 syntax stays in its records class. Every failure of the server is raised as ``IndexError_`` naming it.

@@ -76,6 +76,25 @@ def test_calls_are_drawn_newest_first_and_a_chunk_opens_in_the_explorer(indexed,
     assert at.session_state["explorer_selected"] == chunk.id
 
 
+def test_a_call_is_drawn_as_the_agents_step_with_its_title_facts_and_hits_table(indexed, data_dir):
+    """Build 3's "the same step timeline": a real search call is drawn with the agent's step title (the granularity
+    it ran with, though the client gave a query alone), the facts line and hits table of the agent's steps, and its
+    chunks still open in the Chunk Explorer."""
+    from rag_core.mcp_server.server import Backend
+
+    result = Backend().call("search_documents", {"query": "rotate the API key"}, client="cursor")
+    chunk_ids = [c["chunk_id"] for c in result.structured_content["chunks"]]
+    at = _playground()
+    assert any(m.value == "**Searched paragraphs for “rotate the API key”**" for m in at.markdown)
+    assert any("route **hybrid**" in m.value and "relevance" in m.value and "threshold 0.70" in m.value
+               and "granularity **paragraph**" in m.value for m in at.markdown)
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table["source"]) == ["guide.md"] * len(chunk_ids) and "Wrenfall guide › Keys" in list(table["heading"])
+    assert "relevance" in table.columns
+    next(b for b in at.button if b.label.endswith("guide\\.md › Keys")).click().run()
+    assert not at.exception and at.session_state["explorer_selected"] in chunk_ids
+
+
 def test_handover_snippet_names_this_studio(indexed, data_dir):
     at = _playground()
     snippet = next(json.loads(c.value) for c in at.code if '"command"' in c.value)

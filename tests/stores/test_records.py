@@ -36,6 +36,20 @@ def test_records_round_trip(make_records):
     assert records.keys() == ["b"] and records.get("a") is None
 
 
+def test_many_records_read_and_deleted_at_once(make_records):
+    """The call log reads its latest calls and trims its oldest in one request each on a server."""
+    records = make_records()
+    for key in ("a", "b", "c"):
+        records.put(key, json.dumps({"key": key}))
+    assert records.get_many(["c", "missing", "a"]) == {"c": '{"key": "c"}', "a": '{"key": "a"}'}
+    assert records.get_many([]) == {}
+    records.delete_many(["a", "missing", "c"])
+    assert records.keys() == ["b"]
+    records.delete_many([])
+    with pytest.raises(ValueError, match="not a valid record name"):
+        records.get_many(["a/b"])
+
+
 def test_version_moves_on_every_write_and_delete(make_records):
     records = make_records()
     seen = [records.version()]

@@ -29,6 +29,13 @@ def render_step(step, box) -> None:
     box.code(agent_text.raw_call(step), language=None)
     if step.error:
         box.error(md_inert(step.error))
+    render_step_facts(step, box)
+
+
+def render_step_facts(step, box) -> None:
+    """What a step found, inside ``box``: the facts line (route, relevance against the threshold, granularity;
+    results asked, filters and tokens held for engineers), retries, the hits table and what left the context. The
+    Connected agents view draws an MCP client's calls with it too (``ui.agent.mcp_view``)."""
     details = engineer.shown()  # result counts, filters, token accounting, raw scores and ids: engineer details
     facts = []
     if step.route:
@@ -42,7 +49,7 @@ def render_step(step, box) -> None:
         facts.append(f"granularity **{step.granularity}**")
     if step.filters and details:
         facts.append(f"filters {md_escape(step.filters)}")
-    if details:
+    if details and step.context_budget:  # an agent's step (an MCP call holds no context of the agent's)
         # While it searches the agent may hold more than its final budget (it trims when it answers).
         facts.append(f"held {step.context_tokens_in} → {step.context_tokens_out} tokens "
                      f"(room while searching {step.context_budget})")

@@ -10,6 +10,8 @@ from datetime import datetime
 
 import streamlit as st
 
+from rag_core.agent.agent_types import AgentStep
+from rag_core.agent.tools import TOOLS
 from rag_core.mcp_server.calllog import read_calls
 from rag_core.mcp_server.handover import (
     ServerCheck,
@@ -19,7 +21,7 @@ from rag_core.mcp_server.handover import (
     shell_command,
 )
 from ui import explorer_link, jobs, state
-from ui.agent import agent_text
+from ui.agent import agent_text, agent_view
 from ui.safe_text import md_escape, md_inert
 
 REFRESH_S = 2.0
@@ -28,6 +30,7 @@ ALL_CLIENTS = "all clients"
 CLIENT_KEY, CHECK_KEY, QUERY_KEY, CONFIG_KEY = "mcp_client", "mcp_check", "mcp_check_query", "mcp_handover_config"
 CHECKED_FOR_KEY = "mcp_checked_config"  # which configuration's server the check shown tested (None: the active)
 ACTIVE = "The active configuration (follows changes)"
+AGENT_TOOLS = {tool.mcp_name: tool.name for tool in TOOLS if tool.mcp_name}  # MCP name -> the agent's tool
 DEFAULT_QUERY = "how do I get started"
 
 
@@ -41,12 +44,16 @@ def render() -> None:
         handover_panel()
 
 
-def _query_of(call: dict) -> str:
+def _arguments_of(call: dict) -> dict:
     try:
         arguments = json.loads(call.get("arguments") or "{}")
     except ValueError:  # cut at MAX_ARG_CHARS: not JSON any more
-        return ""
-    query = arguments.get("query") if isinstance(arguments, dict) else None
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _query_of(call: dict) -> str:
+    query = _arguments_of(call).get("query")
     return query if isinstance(query, str) else ""
 
 
@@ -65,7 +72,9 @@ def call_label(call: dict) -> str:
 @st.fragment(run_every=REFRESH_S)
 def calls_timeline() -> None:
     """The latest calls, newest first, re-read from the call log every ``REFRESH_S`` seconds."""
-    calls = read_calls(state.settings().data_dir, limit=500)
+    calls = state.guarded(lambda: read_calls(state.settings(), limit=500), "Reading the MCP call log")
+    if calls is None:
+        return
     if not calls:
         st.info("No agent has called the tools yet. Hand the server over (next tab) and its calls appear here, "
                 "live.")
@@ -81,11 +90,30 @@ def calls_timeline() -> None:
             render_call(call, index, f"mcp-{number}-{call.get('time')}")
 
 
+def call_step(call: dict) -> AgentStep:
+    """A logged call as the agent's own step, so it is drawn as the agent's steps are: its tool's title, and for a
+    search its route, relevance and hits. A search's left-out granularity is the one it ran with."""
+    tool = str(call.get("tool") or "?")
+    step = AgentStep(step=0, policy="mcp", reason="", tool=AGENT_TOOLS.get(tool, tool), args=_arguments_of(call),
+                     ok=bool(call.get("ok")), error=call.get("error"), elapsed_ms=float(call.get("latency_ms") or 0))
+    if step.tool == "search" and call.get("granularity"):
+        step.args.setdefault("granularity", call["granularity"])
+    for name in ("route", "route_reason", "confidence", "granularity", "k_by_iteration", "hits"):
+        if call.get(name) is not None:
+            setattr(step, name, call[name])
+    step.threshold = float(call.get("threshold") or 0.0)
+    return step
+
+
 def render_call(call: dict, index, key: str) -> None:
-    """One call: its arguments (shown as code: they come from the agent), its error, its chunks as buttons."""
+    """One call: the agent's step title, its arguments (shown as code: they come from the agent), its error, the
+    agent's facts line and hits table (``agent_view.render_step_facts``), its chunks as buttons."""
+    step = call_step(call)
+    st.markdown(f"**{agent_text.step_title(step, index)}**")
     st.code(call.get("arguments") or "{}", language="json")
     if call.get("error"):
         st.error(md_inert(call["error"]))
+    agent_view.render_step_facts(step, st)
     chunk_ids, doc_ids = call.get("chunk_ids") or [], call.get("doc_ids") or []
     if not chunk_ids:
         return
