@@ -193,3 +193,32 @@ def test_a_client_configured_from_the_snippet_gets_the_retrieval_labs_chunks(ind
     assert not result.is_error, result.content[0].text
     assert result.structured_content["route"] == "keyword"
     assert [c["chunk_id"] for c in result.structured_content["chunks"]] == [h.chunk.id for h in lab.hits]
+
+
+def test_building_a_saved_configurations_index_estimated_long_waits_for_a_choice(indexed, data_dir):
+    """Issue 35.8: 'Build its index' queued hours of work without a word; an estimate past two minutes on this
+    machine is shown first with Build anyway / Don't build now, and nothing is queued before a click."""
+    from rag_core.config import ChunkingConfig
+    from rag_core.serving.configstore import ConfigStore
+    from rag_core.serving.jobs import runner_for
+    from rag_core.serving.throughput import record as record_throughput
+
+    tuned = CONFIG.model_copy(update={"name": "tuned 64", "chunking": ChunkingConfig(max_tokens=64, overlap=8)})
+    ConfigStore.for_settings(get_settings()).save(tuned)
+    record_throughput(data_dir, indexed.embedder.id, 1_000_000, 1_000_000.0, 1_000)  # 1 byte a second here
+    at = _playground()
+    at.selectbox(key="mcp_handover_config").select("tuned 64").run()
+    at.button(key="mcp_build_index").click().run()
+    assert not at.exception
+    [warning] = [w.value for w in at.warning if w.value.startswith("**Building the index of")]
+    assert "'tuned 64' (1 document(s)) will take about" in warning and "on this machine" in warning
+    assert runner_for(data_dir).jobs() == []
+    at.button(key="mcp_long_build_cancel").click().run()
+    assert runner_for(data_dir).jobs() == [] and not [w for w in at.warning if w.value.startswith("**Building")]
+    at.button(key="mcp_build_index").click().run()
+    at.button(key="mcp_long_build_confirm").click().run()
+    assert not at.exception
+    [job] = runner_for(data_dir).jobs()
+    assert job.collection == tuned.collection_name()
+    finish_jobs(at)
+    assert not any("not built yet" in w.value for w in at.warning)

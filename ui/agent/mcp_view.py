@@ -20,7 +20,7 @@ from rag_core.mcp_server.handover import (
     http_client_config,
     shell_command,
 )
-from ui import explorer_link, jobs, state
+from ui import costly, explorer_link, jobs, state
 from ui.agent import agent_text, agent_view
 from ui.safe_text import md_escape, md_inert
 
@@ -28,6 +28,7 @@ REFRESH_S = 2.0
 SHOWN = 30
 ALL_CLIENTS = "all clients"
 CLIENT_KEY, CHECK_KEY, QUERY_KEY, CONFIG_KEY = "mcp_client", "mcp_check", "mcp_check_query", "mcp_handover_config"
+LONG_BUILD_KEY = "mcp_long_build"  # a saved configuration's index build estimated long, waiting for a click
 CHECKED_FOR_KEY = "mcp_checked_config"  # which configuration's server the check shown tested (None: the active)
 ACTIVE = "The active configuration (follows changes)"
 AGENT_TOOLS = {tool.mcp_name: tool.name for tool in TOOLS if tool.mcp_name}  # MCP name -> the agent's tool
@@ -155,7 +156,7 @@ def _served_line(config_name: str | None) -> None:
     if building is not None:
         st.info(f"Its index (`{collection}`) is being built: {md_escape(jobs.progress_text(building))}. Tool calls "
                 "answer from what it holds so far.")
-    elif read_manifest(collection, state.settings()) is None:
+    elif not (read_manifest(collection, state.settings()) or {}).get("documents"):  # none, or opened empty
         st.warning("Its index is not built yet (its chunking or embedder differs from the active configuration's); "
                    "until it is, every tool call says so. Build it here from the studio's documents, or from "
                    f"files with `python -m rag_core ingest PATH --config {shlex.quote(config_name)}`.")
@@ -163,19 +164,44 @@ def _served_line(config_name: str | None) -> None:
                      help="A background job indexes the studio's stored documents with this configuration's "
                           "chunking and embedder; the active configuration is not changed."):
             _build_index(saved)
+        _confirm_long_build(saved)
 
 
-def _build_index(saved) -> None:
-    """Queue the saved configuration's own index over every stored document (the active one stays as it is)."""
+def _build_index(saved, *, confirmed: bool = False) -> None:
+    """Queue the saved configuration's own index over every stored document (the active one stays as it is); a
+    build estimated long on this machine waits for the user's choice (``_confirm_long_build``) unless confirmed."""
     docs = state.guarded(lambda: state.document_store().list(), "The stored documents") or []
     if not docs:
         st.info("No document is stored yet: add some on the Documents page first.")
         return
     with st.spinner(f"Opening the index of '{saved.name}' (a new embedder loads its model)…"):
         index = state.guarded(lambda: state.index_for(saved), "Opening its index")
-    if index is not None:
-        jobs.runner().submit_ingest(index, docs, title=f"Indexing {len(docs)} document(s) for '{saved.name}'")
+    if index is None:
+        return
+    if not confirmed:
+        found = costly.long_estimate(index, docs)
+        if found is not None:
+            st.session_state[LONG_BUILD_KEY] = {"config": saved.name, **costly.estimate_fields(found)}
+            st.rerun()
+    jobs.runner().submit_ingest(index, docs, title=f"Indexing {len(docs)} document(s) for '{saved.name}'")
+    st.rerun()
+
+
+def _confirm_long_build(saved) -> None:
+    """A long build's estimate and the choice: build now (later jobs wait behind it) or not now."""
+    pending = st.session_state.get(LONG_BUILD_KEY)
+    if not pending or pending["config"] != saved.name:
+        return
+    docs = state.guarded(lambda: state.document_store().list(), "The stored documents") or []
+    picked = costly.choice(md_inert(f"Building the index of '{saved.name}' ({len(docs)} document(s))"), docs,
+                           pending, go="Build anyway", stop="Don't build now", key="mcp_long_build",
+                           either_way="Nothing is queued until you choose; the active configuration is not changed.")
+    if picked == "stop":
+        del st.session_state[LONG_BUILD_KEY]
         st.rerun()
+    if picked == "go":
+        del st.session_state[LONG_BUILD_KEY]
+        _build_index(saved, confirmed=True)
 
 
 def handover_panel() -> None:
