@@ -145,7 +145,7 @@ def test_a_part_uncovered_for_a_missing_name_does_not_claim_its_evidence_fell_sh
 def test_a_part_marked_covered_under_the_threshold_shows_no_check():
     """Issue 35.2: 'both plan parts show a green check, the second at 0.51 (under the threshold)'. The check is the
     answer's own rule, whatever ``covered`` a result carries (one kept from an older threshold, say)."""
-    from ui.agent_plan_view import COVERED, MISSING, checklist_line
+    from ui.agent.agent_plan_view import COVERED, MISSING, checklist_line
 
     part = {"text": "reachable on the network", "covered": True, "confidence": 0.44, "chunk_ids": ["c1"]}
     line = checklist_line(part, {}, None)
