@@ -24,6 +24,7 @@ from rag_core.evaluation.questions import Question, ranked_targets
 from rag_core.evaluation.runner import Outcome, default_execute, score_question
 from rag_core.retrieval import Retriever
 from rag_core.tokens import decode, encode
+from rag_core.tuning.memo import MemoIndex
 from rag_core.types import Chunk, Document
 
 PLACE_RECALL = "place_recall"
@@ -50,10 +51,11 @@ class QuestionScore:
 
 def budget_outcome(question: str, strategy: str, config: RAGConfig, index, settings: Settings, llm: Any = None
                    ) -> Outcome:
-    """What the user reads at the budget: the agent's context, or the search hits that fit ``token_budget``."""
+    """What the user reads at the budget: the agent's context, or the search hits that fit ``token_budget`` (only
+    those are de-duplicated: ``Retriever.retrieve(context_only=True)``, the same context for far less embedding)."""
     if strategy == "agent":
         return default_execute(question, "agent", config, index, settings, llm)
-    result = Retriever.for_config(index, config.retrieval, settings, llm).retrieve(question)
+    result = Retriever.for_config(index, config.retrieval, settings, llm).retrieve(question, context_only=True)
     included = {entry["chunk_id"] for entry in result.context.included}
     shown = {entry["chunk_id"]: entry["shown_tokens"] for entry in result.context.truncated}
     ranked = [(_as_shown(hit.chunk, shown.get(hit.chunk.id)), hit.source_name) for hit in result.hits
@@ -125,7 +127,8 @@ IndexOpener = Callable[..., Any]  # (config, settings, collection=NAME) -> index
 @dataclass
 class IndexCache:
     """One index per distinct chunking (and embedder), built once from ``documents`` and reused by every trial
-    with that chunking; the embedding cache of ``open_index`` makes a rebuild of known texts cheap.
+    with that chunking; the embedding cache of ``open_index`` makes a rebuild of known texts cheap. Each index is
+    handed out as a ``MemoIndex``: later trials' searches of the same questions are answered from memory.
 
     ``known`` maps an index key to an existing collection (the user's own, built with the current chunking)."""
 
@@ -168,6 +171,7 @@ class IndexCache:
                     raise BuildStopped(f"stopped while building the index ({done} of {total} chunks embedded)")
 
             index.ingest(list(missing), progress=check)
+        index = MemoIndex(index)  # nothing writes to it while the study runs: its searches are remembered
         self._open[key] = index
         if missing:
             self.build_seconds.append(time.perf_counter() - started)
