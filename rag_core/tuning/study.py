@@ -31,7 +31,15 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
-from rag_core.tuning.objective import BuildStopped, IndexCache, IndexOpener, primary_metric, score_one, summarise_scores
+from rag_core.tuning.objective import (
+    BuildStopped,
+    BuildTooSlow,
+    IndexCache,
+    IndexOpener,
+    primary_metric,
+    score_one,
+    summarise_scores,
+)
 from rag_core.tuning.pareto import pareto_front
 from rag_core.tuning.proof import compare_paired, recommendation
 from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, neighbours, read
@@ -273,15 +281,14 @@ class _Study:
                        earlier.user_attrs.get("questions", 0), key, config, note=f"same as trial {earlier.number}")
             return ""
         if self.built and not self.affordable(config):
-            nearest = _nearest_built(config, self.built)
-            snapped = {**trial.params, **{p: read(nearest, p) for p in trial.params if p.startswith("chunking.")}}
-            trial.set_user_attr("note", "skipped: no time for a new chunking; asked again with the nearest built one")
-            trial.set_user_attr("kind", "skipped")
-            self.study.tell(trial, state=TrialState.PRUNED)
-            self.study.enqueue_trial(snapped, skip_if_exists=False)
+            self._skip(trial, config, "skipped: no time for a new chunking; asked again with the nearest built one")
             return ""
         try:
-            index, built_now = self.cache.get(config, lambda: self.stop_reason() in ("cancelled", "time budget"))
+            index, built_now = self.cache.get(config, lambda: self.stop_reason() in ("cancelled", "time budget"),
+                                              finish_by=self.deadline(), clock=self.clock)
+        except BuildTooSlow as e:  # given up early: the search goes on with the chunkings there are
+            self._skip(trial, config, f"skipped: {e}; asked again with the nearest built chunking")
+            return ""
         except BuildStopped as e:
             why = self.stop_reason() or "stopped"
             trial.set_user_attr("stopped", why)
@@ -318,6 +325,16 @@ class _Study:
         self._tell(trial, values, summary, kind, started, len(scores), key, config)
         self.trial_seconds.append(self.clock() - started)
         return ""
+
+    def _skip(self, trial: optuna.Trial, config: RAGConfig, note: str) -> None:
+        """Record ``trial`` as skipped (its chunking cannot be built in time) and ask it again with the nearest
+        built chunking."""
+        nearest = _nearest_built(config, self.built) if self.built else self.current
+        snapped = {**trial.params, **{p: read(nearest, p) for p in trial.params if p.startswith("chunking.")}}
+        trial.set_user_attr("note", note)
+        trial.set_user_attr("kind", "skipped")
+        self.study.tell(trial, state=TrialState.PRUNED)
+        self.study.enqueue_trial(snapped, skip_if_exists=False)
 
     def _tell(self, trial, values, metrics, kind, started, questions, key, config, *, state=TrialState.COMPLETE,
               note: str = "") -> None:
