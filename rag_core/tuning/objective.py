@@ -166,7 +166,7 @@ class IndexCache:
         ``finish_by`` (a ``clock`` time): once a twentieth of the build is done, its pace says when it would end;
         if after ``finish_by`` it is given up at once (``BuildTooSlow``) and its projected length is kept in
         ``build_seconds``, rather than spending the rest of a study on a build that cannot finish (a first build of
-        the FastAPI docs takes 7 minutes at a load of 8: a 5-minute study lost all its time to it)."""
+        the FastAPI docs took 7 minutes at a load of 8: a 5-minute study lost 4 of its minutes to one)."""
         key = config.index_key()
         if key in self._open:
             return self._open[key], False

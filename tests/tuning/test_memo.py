@@ -123,3 +123,13 @@ def test_a_trial_scores_the_same_on_a_remembered_index(tiny_corpus):
             assert scored[0].score == scored[1].score and scored[0].metrics == scored[1].metrics
             assert scored[0].context_tokens == scored[1].context_tokens
     assert memo.vector_search.served > 0
+
+
+def test_the_agent_answers_the_same_over_a_remembered_index(tiny_corpus):
+    config, raw = _raw_index(tiny_corpus)
+    trial = apply(config, {}, budget=300)
+    for question in tiny_questions()[:4]:
+        scored = [score_one(question, "agent", trial, index, get_settings(), "place_recall")
+                  for index in (raw, MemoIndex(raw))]
+        assert not scored[1].error and scored[0].score == scored[1].score
+        assert scored[0].metrics == scored[1].metrics
