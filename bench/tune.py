@@ -154,8 +154,9 @@ def report(rows: list[dict], args) -> str:
         "| set | strategy | method | trials (complete / pruned / skipped) | minutes | s per trial: retrieval-only "
         "/ new chunking | tool: validated gain [95% interval], p | tool says | "
         + " | ".join(f"human @{b}: defaults → tuned (gain)" for b in budgets)
-        + f" | human p @{last} | agree in sign @{last} |",
-        "| --- | --- | --- | --- | ---: | --- | --- | --- | " + " | ".join("---" for _ in budgets) + " | ---: | --- |",
+        + f" | human p @{last} | agree in sign @{last} | human gain of the recommendation @{last} |",
+        "| --- | --- | --- | --- | ---: | --- | --- | --- | " + " | ".join("---" for _ in budgets)
+        + " | ---: | --- | ---: |",
     ]
     for row in rows:
         result, counts = row["result"], row["result"].counts
@@ -168,8 +169,11 @@ def report(rows: list[dict], args) -> str:
             f"{counts['pruned']} / {counts['skipped']}) | {row['minutes']:.1f} | "
             f"{kinds.get('retrieval-only', 0):.1f} / {kinds.get('new chunking', 0):.1f} | "
             f"{result.gain:+.3f} [{result.interval[0]:+.3f}, {result.interval[1]:+.3f}], {result.p_value} | {says} "
-            f"| {human} | {row['human'][last]['p']:.3f} | {agreement(row, last)} |")
-    lines += ["", "Best configuration of each study (what differs from the defaults):", ""]
+            f"| {human} | {row['human'][last]['p']:.3f} | {agreement(row, last)} | "
+            f"{row['human'][last]['gain'] if result.significant else 0.0:+.3f} |")
+    lines += ["", "The recommendation is what a user ships: the best configuration when the tool says its gain is "
+                  "significant, else the current one (a human gain of +0.000 by construction).", "",
+              "Best configuration of each study (what differs from the defaults):", ""]
     lines += [f"- {row['set']} {row['strategy']} {row['method']}: {_changed(row['result'])}" for row in rows]
     trust = next((row["result"].trust for row in rows if row["result"].trust), None)
     if trust and trust.get("tau") is not None:

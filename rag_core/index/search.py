@@ -62,6 +62,12 @@ class IndexSearch:
                 best[chunk.id] = (chunk, score)
         return sorted(best.values(), key=lambda pair: -pair[1])[:k]
 
+    @property
+    def exact_vector_search(self) -> bool:
+        """Whether vector search is exact over every chunk (ranked by cosine, ties by id, so a top ``k`` is the
+        prefix of any deeper one): an embedded index within ``EXACT_MAX_CHUNKS`` and nothing in the hot tier."""
+        return self._exact_vectors(self._current()) is not None and not self.hot.chunks()
+
     def _exact_vectors(self, snapshot: Snapshot) -> ExactVectors | None:
         """Exact search data for ``snapshot`` (read once per index version), or None to search Chroma's HNSW:
         a Chroma server (scale-out keeps the search there) or more than ``EXACT_MAX_CHUNKS`` chunks."""

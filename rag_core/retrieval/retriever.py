@@ -11,6 +11,7 @@ The last pass is the result; every pass is recorded with its decision and timing
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -275,11 +276,15 @@ class Retriever:
         return _Plan(granularity, chunk_types)
 
     def retrieve(self, query: str, *, exclude_ids: Sequence[str] = (), previous_queries: Sequence[str] = (),
-                 overrides: dict | None = None, config: RetrievalConfig | None = None) -> RetrievalResult:
+                 overrides: dict | None = None, config: RetrievalConfig | None = None,
+                 context_only: bool = False) -> RetrievalResult:
         """Retrieve context for ``query``, skipping ``exclude_ids`` (chunks the caller already holds).
 
         ``config`` replaces the retriever's own settings for this search (the agent's per-search choices, already a
         typed ``RetrievalConfig``); ``overrides`` are changes to them given as a dict, validated here.
+        ``context_only``: de-duplicate only the hits the context can hold (``dedup_within_budget``): the same
+        context, without embedding the hits the budget leaves out; ``hits``, the de-dup report and the context's
+        ``dropped`` list then end where the context does. For callers that read the context alone (the tuner).
         """
         started = time.perf_counter()
         if config is not None and overrides:
@@ -304,7 +309,11 @@ class Retriever:
             iterations = self._gated(strategy, strategy_reason, search_query, config, intent.chunk_types, exclude)
         hits = iterations[-1].hits
         previous = list(self.index.get_many(exclude)) if exclude else []
-        kept, report = _dedup(hits, self.index, config.dedup_threshold, previous)
+        if context_only:
+            kept, report = dedup_within_budget(hits, self.index, config.dedup_threshold, previous,
+                                               config.token_budget)
+        else:
+            kept, report = _dedup(hits, self.index, config.dedup_threshold, previous)
         context = format_context(kept, budget=config.token_budget)
         return RetrievalResult(
             query=query, rewritten_query=search_query, intent=intent.name, intent_reason=intent.reason,
@@ -423,6 +432,34 @@ def _dedup(hits: list[Hit], index: SearchIndex, threshold: float, previous: list
     if not hits:
         return [], DedupReport(threshold=threshold)
     return dedup_hits(hits, index.embed_texts, threshold, previous=previous)
+
+
+def dedup_within_budget(hits: list[Hit], index: SearchIndex, threshold: float, previous: list[Chunk], budget: int
+                        ) -> tuple[list[Hit], DedupReport]:
+    """``_dedup`` of the shortest prefix of ``hits`` whose context is complete at ``budget``: the context is the
+    one all the hits give, but only the hits it can hold are embedded for the cosine test.
+
+    Exact because de-dup keeps or drops a hit by the hits before it alone, and the context takes kept hits best
+    score first until one does not fit whole (truncated or dropped), nothing after it; so once a prefix's context
+    has a hit that did not fit whole, later hits cannot change it. Hits not in score order (the context would
+    re-order them) are de-duplicated whole. The prefix starts where the hits' own tokens pass the budget and
+    doubles while de-dup leaves too few to fill it. A cold study trial embedded every hit's text (135 s for
+    105 questions on the FastAPI docs at load 8, against 3 s once cached); now only the ~1,500 tokens it reads."""
+    if any(a.score < b.score for a, b in itertools.pairwise(hits)):
+        return _dedup(hits, index, threshold, previous)
+    total, size = 0, 0
+    while size < len(hits) and total <= budget:
+        total += hits[size].chunk.tokens
+        size += 1
+    while True:
+        size = min(len(hits), size + 1)
+        kept, report = _dedup(hits[:size], index, threshold, previous)
+        if size == len(hits):
+            return kept, report
+        context = format_context(kept, budget=budget)
+        if context.truncated or len(context.included) < len(kept):
+            return kept, report
+        size *= 2
 
 
 def _below_min_score(hits: list[Hit], min_score: float) -> list[DroppedHit]:

@@ -24,6 +24,7 @@ from rag_core.evaluation.questions import Question, ranked_targets
 from rag_core.evaluation.runner import Outcome, default_execute, score_question
 from rag_core.retrieval import Retriever
 from rag_core.tokens import decode, encode
+from rag_core.tuning.memo import MemoIndex
 from rag_core.types import Chunk, Document
 
 PLACE_RECALL = "place_recall"
@@ -50,10 +51,11 @@ class QuestionScore:
 
 def budget_outcome(question: str, strategy: str, config: RAGConfig, index, settings: Settings, llm: Any = None
                    ) -> Outcome:
-    """What the user reads at the budget: the agent's context, or the search hits that fit ``token_budget``."""
+    """What the user reads at the budget: the agent's context, or the search hits that fit ``token_budget`` (only
+    those are de-duplicated: ``Retriever.retrieve(context_only=True)``, the same context for far less embedding)."""
     if strategy == "agent":
         return default_execute(question, "agent", config, index, settings, llm)
-    result = Retriever.for_config(index, config.retrieval, settings, llm).retrieve(question)
+    result = Retriever.for_config(index, config.retrieval, settings, llm).retrieve(question, context_only=True)
     included = {entry["chunk_id"] for entry in result.context.included}
     shown = {entry["chunk_id"]: entry["shown_tokens"] for entry in result.context.truncated}
     ranked = [(_as_shown(hit.chunk, shown.get(hit.chunk.id)), hit.source_name) for hit in result.hits
@@ -119,13 +121,18 @@ class BuildStopped(Exception):
     """An index build stopped by ``should_stop`` (time up or cancelled)."""
 
 
+class BuildTooSlow(BuildStopped):
+    """An index build given up early: at the pace measured it would end after ``finish_by``."""
+
+
 IndexOpener = Callable[..., Any]  # (config, settings, collection=NAME) -> index: rag_core.services.open_index
 
 
 @dataclass
 class IndexCache:
     """One index per distinct chunking (and embedder), built once from ``documents`` and reused by every trial
-    with that chunking; the embedding cache of ``open_index`` makes a rebuild of known texts cheap.
+    with that chunking; the embedding cache of ``open_index`` makes a rebuild of known texts cheap. Each index is
+    handed out as a ``MemoIndex``: later trials' searches of the same questions are answered from memory.
 
     ``known`` maps an index key to an existing collection (the user's own, built with the current chunking)."""
 
@@ -150,11 +157,16 @@ class IndexCache:
     def built_configs(self) -> list[str]:
         return list(self._open)
 
-    def get(self, config: RAGConfig, should_stop: Callable[[], bool] | None = None) -> tuple[Any, bool]:
+    def get(self, config: RAGConfig, should_stop: Callable[[], bool] | None = None, *,
+            finish_by: float | None = None, clock: Callable[[], float] = time.monotonic) -> tuple[Any, bool]:
         """(index, built now): the index of ``config``'s chunking, with every document in it.
 
         ``should_stop`` is polled while the documents are embedded: when true the build is rolled back (the index
-        commits atomically; what was embedded stays in the embedding cache) and ``BuildStopped`` raised."""
+        commits atomically; what was embedded stays in the embedding cache) and ``BuildStopped`` raised.
+        ``finish_by`` (a ``clock`` time): once a twentieth of the build is done, its pace says when it would end;
+        if after ``finish_by`` it is given up at once (``BuildTooSlow``) and its projected length is kept in
+        ``build_seconds``, rather than spending the rest of a study on a build that cannot finish (a first build of
+        the FastAPI docs took 7 minutes at a load of 8: a 5-minute study lost 4 of its minutes to one)."""
         key = config.index_key()
         if key in self._open:
             return self._open[key], False
@@ -163,11 +175,25 @@ class IndexCache:
         present = {entry.get("doc_id") for entry in index.documents()}
         missing = [doc for doc in self.documents if doc.id not in present]
         if missing:
+            pace: list[tuple[float, int, int]] = []  # (clock, done, total) when this stage's count was first seen
+
             def check(done: int, total: int, label: str = "") -> None:
                 if should_stop is not None and should_stop():
                     raise BuildStopped(f"stopped while building the index ({done} of {total} chunks embedded)")
+                if finish_by is None or total <= 0:
+                    return
+                now = clock()
+                if not pace or pace[0][2] != total:
+                    pace[:] = [(now, done, total)]
+                elif total > done >= pace[0][1] + max(1, total // 20):
+                    end = now + (total - done) * (now - pace[0][0]) / (done - pace[0][1])
+                    if end > finish_by:
+                        self.build_seconds.append(time.perf_counter() - started + end - now)
+                        raise BuildTooSlow(f"the index would take {end - now:.0f} s more, {end - finish_by:.0f} s "
+                                           f"past the time budget ({done} of {total} embedded)")
 
             index.ingest(list(missing), progress=check)
+        index = MemoIndex(index)  # nothing writes to it while the study runs: its searches are remembered
         self._open[key] = index
         if missing:
             self.build_seconds.append(time.perf_counter() - started)

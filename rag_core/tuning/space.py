@@ -167,3 +167,48 @@ def read(config: RAGConfig, path: str) -> Any:
     for part in path.split("."):
         value = getattr(value, part)
     return value
+
+
+def _between(one: Knob, value: float, bound: float) -> float:
+    """The midpoint of ``value`` and ``bound`` (geometric on a log scale), on the knob's step and type."""
+    if one.log and value > 0 and bound > 0:
+        middle = (value * bound) ** 0.5
+    else:
+        middle = (value + bound) / 2
+    if one.kind == "float":
+        return round(middle, 4)
+    step = one.step or 1
+    return int(one.low + round((middle - one.low) / step) * step)
+
+
+def neighbours(knobs: Sequence[Knob], values: Mapping[str, Any], base: RAGConfig) -> list[dict[str, Any]]:
+    """The current configuration's one-at-a-time neighbours: ``values`` (trial 0's knob values) with one knob moved,
+    to each other choice of a categorical knob and halfway to each bound of a numeric one (geometrically on a log
+    scale). Chunking knobs are left out (each neighbour would build an index).
+
+    Why: the current configuration is usually a sound one, and a sampler's first trials drawn at random over a
+    dozen knobs rarely beat it, so the model of the search starts from knobs it cannot tell apart. Its one-at-a-time
+    neighbours, a few seconds each once the index is built, say which knob moves the score and which way, before
+    the sampler combines them. A knob that only matters with another's value (RRF's k, the weighted fusion's
+    weight) follows: it joins at the base value when its condition turns true and leaves when it turns false."""
+    trials: list[dict[str, Any]] = []
+    for one in knobs:
+        if one.section == "chunking" or one.path not in values:
+            continue
+        value = values[one.path]
+        if one.kind == "categorical":
+            moves = [choice for choice in one.choices if choice != value]
+        else:
+            moves = list(dict.fromkeys(_between(one, value, bound) for bound in (one.low, one.high)))
+            moves = [move for move in moves if move != value]
+        for move in moves:
+            trial = {**values, one.path: move}
+            for path, (condition, wanted) in ACTIVE_WHEN.items():
+                if condition != one.path or not any(k.path == path for k in knobs):
+                    continue
+                if move == wanted:
+                    trial[path] = read(base, path)
+                else:
+                    trial.pop(path, None)
+            trials.append(trial)
+    return trials

@@ -31,10 +31,18 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
-from rag_core.tuning.objective import BuildStopped, IndexCache, IndexOpener, primary_metric, score_one, summarise_scores
+from rag_core.tuning.objective import (
+    BuildStopped,
+    BuildTooSlow,
+    IndexCache,
+    IndexOpener,
+    primary_metric,
+    score_one,
+    summarise_scores,
+)
 from rag_core.tuning.pareto import pareto_front
 from rag_core.tuning.proof import compare_paired, recommendation
-from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, read
+from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, neighbours, read
 from rag_core.tuning.split import split_by_document
 from rag_core.types import Document
 
@@ -79,10 +87,10 @@ def study_name(spec: TuneSpec, questions: QuestionSet) -> str:
     return f"{spec.collection}-{spec.strategy}-{spec.budget}-{spec.sampler}-{digest}"
 
 
-def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings, first: dict[str, Any] | None = None
-               ) -> optuna.Study:
-    """Create the study (``first``: knob values of its first trial), or load the stored one of the same name when
-    it tuned the same thing."""
+def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings, first: dict[str, Any] | None = None,
+               start: Sequence[dict[str, Any]] = ()) -> optuna.Study:
+    """Create the study (``first``: knob values of its first trial, ``start``: of the trials after it), or load the
+    stored one of the same name when it tuned the same thing."""
     if spec.sampler == "grid" and not spec.grid:
         raise ValueError("the grid sampler needs a grid: dotted path → values, e.g. SWEEP_GRID")
     if spec.sampler in ("random", "grid"):  # the grid's cells are enqueued below; the sampler never draws
@@ -109,6 +117,8 @@ def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings, first
                 study.enqueue_trial(cell)
         elif first is not None:  # the current configuration is trial 0: the baseline every sampler starts from
             study.enqueue_trial(first)
+            for values in start:
+                study.enqueue_trial(values)
     elif stored != fingerprint:
         changed = ", ".join(k for k in fingerprint if stored.get(k) != fingerprint[k])
         raise ValueError(f"study '{name}' tuned something else (different {changed}); choose another study name")
@@ -185,7 +195,11 @@ class _Study:
                                 known=dict(inputs.known))
         current_values = {k.path: read(self.base, k.path) for k in self.knobs if k.path not in ACTIVE_WHEN or
                           read(self.base, ACTIVE_WHEN[k.path][0]) == ACTIVE_WHEN[k.path][1]}
-        self.study = open_study(spec, inputs.questions, inputs.settings, self._in_range(current_values))
+        first = self._in_range(current_values)
+        # TPE starts from the current configuration's one-at-a-time neighbours (space.neighbours); the random and
+        # grid baselines from trial 0 alone, as those samplers do.
+        start = neighbours(self.knobs, first, self.base) if first is not None and spec.sampler == "tpe" else []
+        self.study = open_study(spec, inputs.questions, inputs.settings, first, start)
         self.built: dict[str, RAGConfig] = {}
         self.seen: dict[str, optuna.trial.FrozenTrial] = {
             t.user_attrs["key"]: t for t in self.study.trials if t.state == TrialState.COMPLETE and
@@ -267,15 +281,14 @@ class _Study:
                        earlier.user_attrs.get("questions", 0), key, config, note=f"same as trial {earlier.number}")
             return ""
         if self.built and not self.affordable(config):
-            nearest = _nearest_built(config, self.built)
-            snapped = {**trial.params, **{p: read(nearest, p) for p in trial.params if p.startswith("chunking.")}}
-            trial.set_user_attr("note", "skipped: no time for a new chunking; asked again with the nearest built one")
-            trial.set_user_attr("kind", "skipped")
-            self.study.tell(trial, state=TrialState.PRUNED)
-            self.study.enqueue_trial(snapped, skip_if_exists=False)
+            self._skip(trial, config, "skipped: no time for a new chunking; asked again with the nearest built one")
             return ""
         try:
-            index, built_now = self.cache.get(config, lambda: self.stop_reason() in ("cancelled", "time budget"))
+            index, built_now = self.cache.get(config, lambda: self.stop_reason() in ("cancelled", "time budget"),
+                                              finish_by=self.deadline(), clock=self.clock)
+        except BuildTooSlow as e:  # given up early: the search goes on with the chunkings there are
+            self._skip(trial, config, f"skipped: {e}; asked again with the nearest built chunking")
+            return ""
         except BuildStopped as e:
             why = self.stop_reason() or "stopped"
             trial.set_user_attr("stopped", why)
@@ -312,6 +325,16 @@ class _Study:
         self._tell(trial, values, summary, kind, started, len(scores), key, config)
         self.trial_seconds.append(self.clock() - started)
         return ""
+
+    def _skip(self, trial: optuna.Trial, config: RAGConfig, note: str) -> None:
+        """Record ``trial`` as skipped (its chunking cannot be built in time) and ask it again with the nearest
+        built chunking."""
+        nearest = _nearest_built(config, self.built) if self.built else self.current
+        snapped = {**trial.params, **{p: read(nearest, p) for p in trial.params if p.startswith("chunking.")}}
+        trial.set_user_attr("note", note)
+        trial.set_user_attr("kind", "skipped")
+        self.study.tell(trial, state=TrialState.PRUNED)
+        self.study.enqueue_trial(snapped, skip_if_exists=False)
 
     def _tell(self, trial, values, metrics, kind, started, questions, key, config, *, state=TrialState.COMPLETE,
               note: str = "") -> None:

@@ -39,3 +39,41 @@ def test_search_is_scored_on_what_fits_the_budget(tiny_corpus):
     assert outcome.context_tokens <= 100
     assert sum(chunk.tokens for chunk, _ in outcome.ranked) <= 100  # a chunk the budget cuts: only what is shown
     assert primary_metric(tiny_questions()) == "place_recall"
+
+
+
+class _SlowBuild:
+    """An index whose build reports its progress in tenths."""
+
+    def __init__(self) -> None:
+        self.reports = 0
+
+    def documents(self):
+        return []
+
+    def vector_search(self, *args):
+        return []
+
+    keyword_search = vector_search
+
+    def ingest(self, documents, progress):
+        for done in range(0, 101, 10):
+            self.reports += 1
+            progress(done, 100)
+
+
+def test_a_build_that_cannot_finish_in_time_is_given_up_early(tiny_corpus):
+    from rag_core.tuning.objective import BuildTooSlow
+
+    builds = []
+    opener = lambda config, settings, collection: builds.append(_SlowBuild()) or builds[-1]  # noqa: E731
+    cache = IndexCache(_documents(tiny_corpus), opener, get_settings(), prefix="slow")
+    config = RAGConfig(embedding={"embedder": "hash"}, chunking={"max_tokens": 128})
+    ticks = iter(range(0, 10_000, 10))  # 10 s per tenth: 100 s in all
+    with pytest.raises(BuildTooSlow, match="past the time budget"):
+        cache.get(config, finish_by=60.0, clock=lambda: float(next(ticks)))
+    assert builds[0].reports == 2  # given up at the first measure of its pace, not at the deadline
+    assert not cache.has(config) and cache.build_seconds and cache.build_seconds[0] >= 90  # its projected length
+    ticks = iter(range(0, 10_000, 10))
+    _, built = cache.get(config, finish_by=200.0, clock=lambda: float(next(ticks)))  # time enough: built
+    assert built and builds[1].reports == 11

@@ -63,3 +63,29 @@ def test_apply_sets_the_budget_and_keeps_every_combination_valid():
     assert config.retrieval.token_budget == 1000 and config.agent.context_budget == 1000
     assert config.chunking.overlap == 32  # fitted to a quarter of the chunk size
     assert config.retrieval.max_k == 30  # raised to initial_k
+
+
+def test_the_start_moves_one_knob_at_a_time_within_its_range():
+    from rag_core.tuning.space import ACTIVE_WHEN, neighbours, read
+
+    base = apply(RAGConfig(), {}, budget=1500)
+    knobs = knobs_for("search")
+    values = {k.path: read(base, k.path) for k in knobs if k.path not in ACTIVE_WHEN or
+              read(base, ACTIVE_WHEN[k.path][0]) == ACTIVE_WHEN[k.path][1]}
+    trials = neighbours(knobs, values, base)
+    by_path = {k.path: k for k in knobs}
+    moved = []
+    for trial in trials:
+        changed = [p for p in trial if p in values and trial[p] != values[p]]
+        assert len(changed) == 1 and not changed[0].startswith("chunking.")  # one knob; never an index build
+        path, value = changed[0], trial[changed[0]]
+        one = by_path[path]
+        assert value in one.choices if one.kind == "categorical" else one.low <= value <= one.high
+        apply(base, trial)  # every neighbour is a valid configuration
+        moved.append((path, value))
+    assert ("retrieval.initial_k", 2) in moved and ("retrieval.initial_k", 17) in moved  # halfway to each bound
+    assert ("retrieval.rrf_k", 4) in moved and ("retrieval.rrf_k", 63) in moved  # geometric: a log-scale knob
+    weighted = next(t for t in trials if t["retrieval.fusion"] == "weighted")
+    assert weighted["retrieval.hybrid_weight"] == base.retrieval.hybrid_weight and "retrieval.rrf_k" not in weighted
+    assert len(moved) == len(set(moved)) and {p for p, _ in moved} == {
+        k.path for k in knobs if k.section != "chunking" and k.path in values}

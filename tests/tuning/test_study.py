@@ -91,3 +91,14 @@ def test_the_grid_baseline_runs_its_cells_and_stops(tiny_collection):
     assert result.status == "grid done" and result.counts["complete"] == 2
     assert sorted(t.params["retrieval.initial_k"] for t in result.trials) == [1, 5]
     assert [k["path"] for k in result.knobs] == list(grid)
+
+
+def test_tpe_starts_from_the_current_configuration_s_neighbours(tiny_collection):
+    _, _, questions = tiny_collection
+    tpe = tune_collection(_spec(trials=6), questions)
+    first = tpe.trials[0].params
+    for trial in tpe.trials[1:6]:  # each moves exactly one retrieval knob of trial 0 (its followers aside)
+        moved = [p for p, v in trial.params.items() if p in first and first[p] != v]
+        assert len(moved) == 1 and moved[0].startswith("retrieval."), trial.params
+    drawn = tune_collection(_spec(trials=3, sampler="random"), questions)
+    assert sum(v != drawn.trials[0].params.get(p) for p, v in drawn.trials[1].params.items()) > 1  # drawn at random
