@@ -28,6 +28,7 @@ from pathlib import Path
 
 from bench.docsqa import load_code, load_fastapi, load_multihop
 from bench.results_file import publish
+from rag_core.evaluation.draft import STYLES
 
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 SETS = ("fastapi", "code", "multihop")
@@ -68,7 +69,8 @@ def run_set(set_name: str, args, settings) -> list[dict]:
 
     qa = LOADERS[set_name](0)
     tick = time.perf_counter()
-    drafted = draft_questions(qa.docs, args.draft, seed=args.seed, time_budget_s=180).question_set(
+    drafted = draft_questions(qa.docs, args.draft, seed=args.seed, time_budget_s=180,
+                              style=args.draft_style).question_set(
         f"drafted from {set_name}")
     print(f"{set_name}: {len(qa.docs)} documents, {len(qa.items)} human questions, {len(drafted.questions)} drafted "
           f"in {time.perf_counter() - tick:.0f} s", flush=True)
@@ -146,7 +148,8 @@ def report(rows: list[dict], args) -> str:
     last = budgets[-1]
     lines = [
         f"Command: `python -m bench tune --sets {','.join(args.sets)} --strategies {','.join(args.strategies)} "
-        f"--methods {','.join(args.methods)} --minutes {args.minutes:g} --draft {args.draft}`. Tuned on "
+        f"--methods {','.join(args.methods)} --minutes {args.minutes:g} --draft {args.draft} "
+        f"--draft-style {args.draft_style}`. Tuned on "
         f"{args.draft} questions drafted offline from each corpus (no human question seen), scored at "
         f"{args.tune_budget} tokens; human sets judged by place recall at {', '.join(map(str, budgets))} tokens "
         f"(bench docsqa's rule). MiniLM, 2 shared cores, load average {os.getloadavg()[0]:.1f}.",
@@ -189,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {METHODS}")
     parser.add_argument("--minutes", type=float, default=3.0, help="time budget of each study (default 3)")
     parser.add_argument("--draft", type=int, default=150, help="questions drafted per set (default 150)")
+    parser.add_argument("--draft-style", default="verbatim", choices=STYLES,
+                        help="how offline questions are worded (rag_core.evaluation.draft; default verbatim)")
     parser.add_argument("--budgets", default="1000,1500", help="human-set budgets in tokens (default 1000,1500)")
     parser.add_argument("--tune-budget", type=int, default=1500, help="budget the studies score at (default 1500)")
     parser.add_argument("--seed", type=int, default=0)

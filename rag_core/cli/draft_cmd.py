@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_core.evaluation.draft import KINDS, MAX_DRAFT
+from rag_core.evaluation.draft import KINDS, MAX_DRAFT, STYLES
 from rag_core.services import collection_documents
 
 
@@ -20,6 +20,8 @@ def register_draft(kinds) -> None:
     draft.add_argument("--time-budget", type=float, default=60.0, help="stop after this many seconds (default 60)")
     draft.add_argument("--kind", action="append", choices=KINDS,
                        help="question kind to draft; repeat for several (default: all three)")
+    draft.add_argument("--style", choices=STYLES, default="verbatim", help="offline wording: verbatim (the "
+                       "passage's rare terms, default) or area (the section's purpose in the page's words)")
     draft.add_argument("--llm", action="store_true", help="let the configured LLM (RAG_LLM_*) write the "
                        "single-place questions; spans it cites are checked verbatim")
     draft.add_argument("--json-lines", action="store_true", help="print one question per line (JSONL, the "
@@ -43,7 +45,8 @@ def _draft(args: argparse.Namespace) -> int:
             print(f"{done}/{total} drafted", file=sys.stderr, flush=True)
 
     result = draft_questions(documents, args.n, seed=args.seed, time_budget_s=args.time_budget,
-                             kinds=args.kind or KINDS, llm=llm, progress=progress)
+                             kinds=args.kind or KINDS, llm=llm, style=args.style,
+                             progress=progress)
     if args.out:
         Path(args.out).write_text(to_jsonl(result.questions), encoding="utf-8")
     summary = result.summary()

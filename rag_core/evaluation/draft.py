@@ -43,11 +43,15 @@ from rag_core.evaluation.questions import NULL_TYPE, Question, QuestionSet
 from rag_core.types import Document, Progress
 
 KINDS = ("single", "multi-part", NULL_TYPE)
+STYLES = ("verbatim", "area")  # how offline single-place questions are worded (_single, _single_area)
 MAX_DRAFT = 500
 DUPLICATE_OVERLAP = 0.75  # word-set Jaccard at or above which a question is a near-duplicate of one kept
 OFFLINE_LABEL = ("offline draft: keyword-leaning questions filled into templates from the documents' headings, "
                  "identifiers, table rows and lists (they name what the evidence names, so keyword search finds "
                  "them more easily than real users' questions)")
+AREA_LABEL = ("offline draft, user wording: questions filled into templates from the documents' headings (what a "
+              "section is for) and words of the page around the passage, not the passage's own terms (closer to how "
+              "users ask; multi-part and unanswerable questions still name a shared or invented term)")
 OFFLINE_CHECKS = (
     "every span is a slice of its document and is checked again to occur verbatim in it (whitespace collapsed)",
     "spans that also occur in another document are not used (the gold points to exactly one file)",
@@ -175,6 +179,7 @@ class _Corpus:
         return sorted(words, key=lambda w: (-weight(w), words.index(w)))[:count]
 
 
+
 def _topic(corpus: _Corpus, section: Section) -> str:
     """The section's heading as a short lower-cased phrase: for headings of 3+ words, at most 3 of its content words
     (the most common dropped first), never the whole heading word for word; the document's topic for a heading of
@@ -271,6 +276,48 @@ def _single(corpus: _Corpus, section: Section, span: Span, rng: random.Random) -
     ]), "procedure" if span.kind == "item" and rng.random() < 0.3 else "fact"
 
 
+def _single_area(corpus: _Corpus, section: Section, span: Span, rng: random.Random) -> tuple[str, str]:
+    """(question, intent) for one span worded as a user asks before reading the answer: what the section is for, from
+    its heading, with words of the page around it (its other sections), never the passage's own words.
+
+    Why: a user knows the area they came from (the page, its subject) but has not read the passage that answers them,
+    and names what they want in their own words (two people pick the same word for a thing under a fifth of the time:
+    Furnas et al., "The vocabulary problem", 1987); the known-item query simulations of Azzopardi, de Rijke and Balog
+    (SIGIR 2007) likewise draw part of a query's terms from outside the target. Identifiers are kept only when more
+    than one document uses them (a name readers meet across the docs, not one seen only in the answer); a table row
+    keeps the verbatim templates (it is asked about by its entry, which the user knows). Measured in
+    docs/BENCHMARKS.md ("Drafting in the user's words").
+    """
+    if span.kind == "row":
+        return _single(corpus, section, span, rng)
+    topic, doc_topic = _topic(corpus, section), _doc_topic(corpus, section)
+    parent = plain(section.heading_path[-2]).lower() if len(section.heading_path) > 1 else doc_topic
+    page = " ".join(s.text for other in corpus.sections
+                    if other.doc_index == section.doc_index and other is not section for s in other.spans)
+    about = " and ".join(corpus.salient(page, set(keywords(section.title)) | set(keywords(span.text)), 2)) or parent
+    known = [i for i in identifiers(span.text) if _distinctive(i) and len(corpus.ident_docs.get(i, ())) > 1]
+    if span.kind == "code":
+        return rng.choice([
+            f"How do I write the code for {topic} with {about}?",
+            f"Is there an example of {topic} in code, using {about}?",
+        ]), "code"
+    if span.kind == "step":
+        return rng.choice([
+            f"How do I set up {topic}? I mean the steps with {about}.",
+            f"What are the steps for {topic} in {parent}?",
+        ]), "procedure"
+    if known:
+        return rng.choice([
+            f"How should I use `{known[0]}` for {topic}?",
+            f"When do I need `{known[0]}` with {topic}?",
+        ]), "fact"
+    return rng.choice([
+        f"What is {topic} for, and how does it work with {about}?",
+        f"Why would I need {topic} when working on {parent}, e.g. for {about}?",
+        f"How do I deal with {about} in {topic}?",
+    ]), "procedure" if span.kind == "item" and rng.random() < 0.3 else "fact"
+
+
 def _place(section: Section, spans: Sequence[Span]) -> dict[str, Any]:
     return {"file": section.file, "heading_path": list(section.heading_path), "spans": [s.text for s in spans]}
 
@@ -299,7 +346,9 @@ class _Drafter:
     """Shared state of one drafting run: the corpus, the seed's random order, what is kept and what is rejected."""
 
     def __init__(self, documents: Sequence[Document], n: int, seed: int, time_budget_s: float,
-                 progress: Progress | None, cancel: Callable[[], bool] | None):
+                 progress: Progress | None, cancel: Callable[[], bool] | None, style: str = "verbatim"):
+        if style not in STYLES:
+            raise ValueError(f"unknown drafting style {style!r}; choose from {', '.join(STYLES)}")
         if not documents:
             raise ValueError("no documents to draft questions from: load or ingest some first")
         if not 1 <= n <= MAX_DRAFT:
@@ -309,6 +358,7 @@ class _Drafter:
         self.started = time.monotonic()
         self.deadline = self.started + time_budget_s
         self.n, self.rng = n, random.Random(seed)
+        self.write_single = _single_area if style == "area" else _single
         self.progress, self.cancel = progress, cancel
         self.corpus = _Corpus(documents)
         self.questions: list[Question] = []
@@ -381,7 +431,7 @@ class _Drafter:
                     self.keep(question, section)
 
     def template_question(self, section: Section, span: Span) -> Question:
-        text, intent = _single(self.corpus, section, span, self.rng)
+        text, intent = self.write_single(self.corpus, section, span, self.rng)
         spans = [span]
         extra = _neighbour(section, span)  # a second verbatim span of the place (one of them must be found)
         if extra is not None and extra.text not in self.used and self.corpus.unique_to(extra.text, section.doc_index):
@@ -502,15 +552,17 @@ def kind_counts(n: int, kinds: Sequence[str] = KINDS) -> dict[str, int]:
 
 
 def draft_questions(documents: Sequence[Document], n: int = 50, *, seed: int = 0, time_budget_s: float = 60.0,
-                    kinds: Sequence[str] = KINDS, llm=None,
+                    kinds: Sequence[str] = KINDS, llm=None, style: str = "verbatim",
                     progress: Progress | None = None,
                     cancel: Callable[[], bool] | None = None) -> DraftResult:
     """Draft up to ``n`` questions from ``documents`` (see the module docstring); with ``llm`` (an ``LLMClient``)
     the model writes the single-place questions. Stops at ``time_budget_s`` or when ``cancel()`` is true, keeping
-    what it drafted (``DraftResult.stopped`` says so)."""
-    drafter = _Drafter(documents, n, seed, time_budget_s, progress, cancel)
+    what it drafted (``DraftResult.stopped`` says so). ``style`` words the offline single-place questions:
+    ``verbatim`` (the passage's rarest terms) or ``area`` (the section's purpose in the page's words)."""
+    drafter = _Drafter(documents, n, seed, time_budget_s, progress, cancel, style)
     wanted = kind_counts(n, kinds)
-    prompt, notes, checks, method, label = "", [], list(OFFLINE_CHECKS), "offline", OFFLINE_LABEL
+    label = AREA_LABEL if style == "area" else OFFLINE_LABEL
+    prompt, notes, checks, method = "", [], list(OFFLINE_CHECKS), "offline"
     # Multi-part pairs first: they need spans that single-place questions would otherwise take.
     drafter.multi_parts(wanted["multi-part"])
     drafter.nulls(wanted[NULL_TYPE])

@@ -76,3 +76,12 @@ def test_draft_errors_are_one_line(tmp_path, capsys):
     assert "n must be between 1 and" in capsys.readouterr().err
     assert main(["eval", "draft", "--collection", "draft-cli", "--llm"]) == 2
     assert "RAG_LLM_BASE_URL" in capsys.readouterr().err
+
+
+def test_draft_style_area_is_labelled_and_keeps_the_format(tmp_path, capsys):
+    _collection(tmp_path, capsys)
+    assert main(["eval", "draft", "--collection", "draft-cli", "--n", "4", "--kind", "single", "--style", "area",
+                 "--json-lines", "--seed", "4"]) == 0
+    out, err = capsys.readouterr()
+    assert "user wording" in err and "keyword-leaning" not in err
+    assert len(parse_jsonl(out)) == 4

@@ -196,3 +196,35 @@ def test_text_under_no_heading_is_drafted_from_last(docs):
     assert few and all(place["heading_path"] for q in few for place in q.evidence)
     many = draft_questions(corpus, 60, seed=0, kinds=["single"]).questions
     assert any(not place["heading_path"] for q in many for place in q.evidence)
+
+
+def _rare_terms(docs, question):
+    """Words of the question's evidence that no other section of the documents uses, outside its heading path."""
+    from collections import Counter
+
+    from rag_core.evaluation.draft_text import keywords
+
+    df: Counter[str] = Counter()
+    for position, doc in enumerate(docs):
+        for section in sections(position, doc.name, doc.text):
+            df.update({w for span in section.spans for w in keywords(span.text)})
+    place = question.evidence[0]
+    heading = set(keywords(" ".join(place["heading_path"])))
+    evidence = {w for span in place["spans"] for w in keywords(span)}
+    return {w for w in keywords(question.question) if w in evidence and df[w] == 1 and w not in heading}
+
+
+def test_area_style_keeps_the_passages_rare_terms_out_of_the_question(docs):
+    singles = {style: [q for q in draft_questions(docs, 12, seed=0, kinds=["single"], style=style).questions
+                       if q.intent != "data"] for style in ("verbatim", "area")}  # table rows keep their entry
+    assert singles["area"] and all(not _rare_terms(docs, q) for q in singles["area"])
+    assert any(_rare_terms(docs, q) for q in singles["verbatim"])  # what the area style changes
+
+
+def test_area_style_spans_stay_verbatim_and_the_label_says_how_it_was_worded(docs):
+    result = draft_questions(docs, 10, seed=4, style="area")
+    assert len(result.questions) == 10 and check_spans(result.questions, docs) == []
+    assert "user wording" in result.label and set(result.counts()) == set(KINDS)
+    assert [q.question for q in result.questions] != [q.question for q in draft_questions(docs, 10, seed=4).questions]
+    with pytest.raises(ValueError, match="drafting style"):
+        draft_questions(docs, 4, style="poetic")
