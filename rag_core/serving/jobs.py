@@ -135,8 +135,10 @@ class JobRunner:
                 status.pace_from_s, status.pace_from = anchor
             if work.started_at:
                 status.elapsed_s = round(now - work.started_at, 2)
-            work.saved_at = now
             atomic_write_text(self._path(work.status.id), json.dumps(work.status.to_dict(), ensure_ascii=False))
+            # Only now: readers copy the status once per ``saved_at`` (``_shared_copy``), so a copy taken while the
+            # file was still being written would show a step the file did not hold yet (another process reads it).
+            work.saved_at = now
 
     def _flush(self, work: _Work) -> None:
         """The timer of a held-back report: write it unless a later save already did (or the job ended)."""
