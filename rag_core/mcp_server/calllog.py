@@ -1,10 +1,10 @@
 """The log of external agents' tool calls, where the deployment keeps its records.
 
 In a folder (the embedded backend) it is JSONL in ``RAG_DATA_DIR/mcp_calls.jsonl``, one line per call, appended
-under a file lock; past ``MAX_BYTES`` the older half is dropped (rewritten atomically). With ``RAG_CHROMA_HOST``
-each call is one record of kind ``mcp_call`` on the Chroma server (``rag_core.stores.records``), so a studio with
-another data dir, on another machine, sees the calls of every MCP server sharing that Chroma server; past
-``MAX_CALLS`` records the oldest are deleted.
+under a file lock; past ``MAX_BYTES`` the older half is dropped (rewritten atomically). In server mode
+(``stores.backends.server_mode``: ``RAG_CHROMA_HOST``) each call is one record of kind ``mcp_call`` on the Chroma
+server (``rag_core.stores.records``), so a studio with another data dir, on another machine, sees the calls of every
+MCP server sharing that Chroma server; past ``MAX_CALLS`` records the oldest are deleted.
 
 Each call keeps what the agent's own step timeline draws of a search (route, relevance, threshold, granularity, one
 row per chunk), every field cut to a bound.
@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from filelock import FileLock
 
 from rag_core.config import Settings
+from rag_core.stores.backends import server_mode
 from rag_core.stores.records import RecordStore, open_records
 
 MAX_BYTES = 5_000_000
@@ -121,7 +122,7 @@ def open_call_log(where: Settings | Path | str | CallLog) -> CallLog:
     """The call log of ``where``: settings with a Chroma server, its records (one log per server in a process, so
     trimming is counted across calls); other settings or a data dir, its JSONL file; a log, itself."""
     if isinstance(where, Settings):
-        if not where.chroma_host:
+        if not server_mode(where):
             return FileCallLog(where.data_dir)
         key = where.model_dump_json(include={"chroma_host", "chroma_port", "chroma_ssl", "chroma_token"})
         if key not in _server_logs:
