@@ -40,11 +40,12 @@ def confirm_long() -> None:
     pending = st.session_state.get(LONG_REINDEX_KEY)
     if not pending:
         return
+    from rag_core.serving.activestate import IndexSpec
+
     config = RAGConfig.model_validate(pending["config"])
     docs = state.document_store().list()
-    chunking = config.chunking
-    picked = costly.choice(f"Re-indexing {len(docs)} document(s) with {chunking.strategy} {chunking.max_tokens} "
-                           f"tok, overlap {chunking.overlap}", docs, pending, go="Re-index anyway",
+    picked = costly.choice(f"Re-indexing {len(docs)} document(s) with {md_escape(IndexSpec.of(config).describe())}",
+                           docs, pending, go="Re-index anyway",
                            stop="Keep the current index", key="long_reindex",
                            either_way=md_inert(f"Nothing changes until you choose: the active configuration stays "
                                                f"`{state.active_config().name}` with its index."))
