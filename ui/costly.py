@@ -33,10 +33,13 @@ def names_of(docs: Sequence[Document], shown: int = 5) -> str:
     return names + (f" and {len(docs) - shown} more" if len(docs) > shown else "")
 
 
-def choice(what: str, docs: Sequence[Document], pending: dict, *, go: str, stop: str, key: str,
+def choice(what: str, docs: Sequence[Document], pending_key: str, *, go: str, stop: str, key: str,
            either_way: str) -> str | None:
-    """The warning with its two buttons: ``"go"``, ``"stop"`` or None (no click yet). ``what`` starts the bold
-    sentence (``Indexing a.md``), ``either_way`` says what holds whichever the choice."""
+    """The warning of the choice kept at ``st.session_state[pending_key]`` (``estimate_fields`` and the caller's
+    own) with its two buttons: ``"go"``, ``"stop"`` or None (no click yet); a click ends the choice (the key is
+    removed). ``what`` starts the bold sentence (``Indexing a.md``), ``either_way`` says what holds whichever the
+    choice."""
+    pending = st.session_state[pending_key]
     took = duration_text(pending["seconds"])
     with st.container(border=True):
         st.warning(f"**{what} will take {took}** on this machine: ≈{pending['chunks']:,} chunks "
@@ -45,4 +48,6 @@ def choice(what: str, docs: Sequence[Document], pending: dict, *, go: str, stop:
         go_col, stop_col, _ = st.columns([2, 2, 3])
         go_clicked = go_col.button(f"{go} ({took})", type="primary", key=f"{key}_confirm", width="stretch")
         stop_clicked = stop_col.button(stop, key=f"{key}_cancel", width="stretch")
+    if go_clicked or stop_clicked:
+        del st.session_state[pending_key]
     return "go" if go_clicked else "stop" if stop_clicked else None

@@ -45,15 +45,13 @@ def confirm_long() -> None:
     config = RAGConfig.model_validate(pending["config"])
     docs = state.document_store().list()
     picked = costly.choice(f"Re-indexing {len(docs)} document(s) with {md_escape(IndexSpec.of(config).describe())}",
-                           docs, pending, go="Re-index anyway",
+                           docs, LONG_REINDEX_KEY, go="Re-index anyway",
                            stop="Keep the current index", key="long_reindex",
                            either_way=md_inert(f"Nothing changes until you choose: the active configuration stays "
                                                f"`{state.active_config().name}` with its index."))
     if picked == "stop":
-        del st.session_state[LONG_REINDEX_KEY]
         st.info("Not re-indexed: the active configuration and its index are as they were.")
     if picked == "go":
-        del st.session_state[LONG_REINDEX_KEY]
         job = state.guarded(lambda: start(config, confirmed=True), "Starting the re-index")
         if job is not None:
             st.rerun()

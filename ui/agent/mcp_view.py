@@ -194,13 +194,11 @@ def _confirm_long_build(saved) -> None:
         return
     docs = state.guarded(lambda: state.document_store().list(), "The stored documents") or []
     picked = costly.choice(md_inert(f"Building the index of '{saved.name}' ({len(docs)} document(s))"), docs,
-                           pending, go="Build anyway", stop="Don't build now", key="mcp_long_build",
+                           LONG_BUILD_KEY, go="Build anyway", stop="Don't build now", key="mcp_long_build",
                            either_way="Nothing is queued until you choose; the active configuration is not changed.")
     if picked == "stop":
-        del st.session_state[LONG_BUILD_KEY]
         st.rerun()
     if picked == "go":
-        del st.session_state[LONG_BUILD_KEY]
         _build_index(saved, confirmed=True)
 
 

@@ -98,16 +98,14 @@ def confirm_long_ingest(index, store) -> None:
         del st.session_state[LONG_INGEST_KEY]
         return
     names = costly.names_of(docs)
-    picked = costly.choice(f"Indexing {names}", docs, pending, go="Index anyway", stop="Don't index now",
+    picked = costly.choice(f"Indexing {names}", docs, LONG_INGEST_KEY, go="Index anyway", stop="Don't index now",
                            key="long_ingest", either_way="The files are stored either way; nothing is indexed until "
                                                          "you choose.")
     if picked == "stop":
-        del st.session_state[LONG_INGEST_KEY]
         st.session_state[MESSAGES_KEY] = [("info", f"Stored, not indexed: {names}. Index later with **Index all**, "
                                                    "or split the file into smaller ones.")]
         st.rerun()
     if picked == "go":
-        del st.session_state[LONG_INGEST_KEY]
         st.session_state[MESSAGES_KEY] = []
         index_documents(index, docs, confirmed=True)
         st.rerun()
