@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"study {result.study}: {result.counts['trials']} trials ({result.counts['pruned']} pruned, "
           f"{result.counts['failed']} failed) in {result.seconds:.0f} s; {result.status}")
+    if result.chosen_because:
+        print(f"put forward: {result.chosen_because}")
     print(f"validation ({result.split['validation']} questions, {result.metric} at {result.budget} tokens): "
           f"current {result.current.get('quality', 0):.3f}, best {result.best_metrics.get('quality', 0):.3f}, "
           f"gain {result.gain:+.3f} [{result.interval[0]:+.3f}, {result.interval[1]:+.3f}], p = {result.p_value}")

@@ -107,3 +107,7 @@ class TuneResult(BaseModel):
     trust: dict[str, Any] | None = None
     seconds: float = 0.0
     saved_as: str = ""
+    best_trial: int | None = Field(None, description="The trial put forward (its configuration is ``best``).")
+    top_trial: int | None = Field(None, description="The trial with the top tuning score.")
+    chosen_because: str = Field("", description="Why the trial put forward is that one (the one-standard-error "
+                                "rule: the fewest knobs moved within noise of the top score).")

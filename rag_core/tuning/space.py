@@ -181,10 +181,17 @@ def _between(one: Knob, value: float, bound: float) -> float:
     return int(one.low + round((middle - one.low) / step) * step)
 
 
+# The chunking neighbours' order: each builds an index, so the one a short study is likeliest to afford comes first.
+# Chunk size first: it sets what a hit holds and how many fit the budget (the Evaluate page's sweep varies it too).
+CHUNKING_FIRST = ("chunking.max_tokens", "chunking.strategy", "chunking.overlap")
+
+
 def neighbours(knobs: Sequence[Knob], values: Mapping[str, Any], base: RAGConfig) -> list[dict[str, Any]]:
     """The current configuration's one-at-a-time neighbours: ``values`` (trial 0's knob values) with one knob moved,
     to each other choice of a categorical knob and halfway to each bound of a numeric one (geometrically on a log
-    scale). Chunking knobs are left out (each neighbour would build an index).
+    scale). Retrieval (and agent) knobs come first, a few seconds each on the index there is; chunking knobs last,
+    in ``CHUNKING_FIRST`` order, since each of those builds an index (the study builds one only when it has the
+    time: ``affordable``).
 
     Why: the current configuration is usually a sound one, and a sampler's first trials drawn at random over a
     dozen knobs rarely beat it, so the model of the search starts from knobs it cannot tell apart. Its one-at-a-time
@@ -192,8 +199,10 @@ def neighbours(knobs: Sequence[Knob], values: Mapping[str, Any], base: RAGConfig
     the sampler combines them. A knob that only matters with another's value (RRF's k, the weighted fusion's
     weight) follows: it joins at the base value when its condition turns true and leaves when it turns false."""
     trials: list[dict[str, Any]] = []
-    for one in knobs:
-        if one.section == "chunking" or one.path not in values:
+    order = sorted(knobs, key=lambda k: (k.section == "chunking", CHUNKING_FIRST.index(k.path)
+                                         if k.path in CHUNKING_FIRST else len(CHUNKING_FIRST)))
+    for one in order:
+        if one.path not in values:
             continue
         value = values[one.path]
         if one.kind == "categorical":

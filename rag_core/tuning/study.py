@@ -30,6 +30,7 @@ from optuna.trial import TrialState
 from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.questions import QuestionSet
+from rag_core.tuning.choose import Candidate, Choice, moved_knobs, simplest_within_noise
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
 from rag_core.tuning.objective import (
     BuildStopped,
@@ -278,7 +279,8 @@ class _Study:
         if key in self.seen:  # the same experiment again: its measured scores, no new run
             earlier = self.seen[key]
             self._tell(trial, earlier.values, earlier.user_attrs["metrics"], "repeat", started,
-                       earlier.user_attrs.get("questions", 0), key, config, note=f"same as trial {earlier.number}")
+                       earlier.user_attrs.get("questions", 0), key, config, note=f"same as trial {earlier.number}",
+                       scores=earlier.user_attrs.get("scores"))
             return ""
         if self.built and not self.affordable(config):
             self._skip(trial, config, "skipped: no time for a new chunking; asked again with the nearest built one")
@@ -322,7 +324,8 @@ class _Study:
             return ""
         values = ([summary["quality"], summary["context_tokens"], summary["latency_ms"]] if self.spec.multi_objective
                   else [summary["quality"]])
-        self._tell(trial, values, summary, kind, started, len(scores), key, config)
+        self._tell(trial, values, summary, kind, started, len(scores), key, config,
+                   scores={s.question_id: s.score for s in scores if s.score is not None})
         self.trial_seconds.append(self.clock() - started)
         return ""
 
@@ -337,11 +340,13 @@ class _Study:
         self.study.enqueue_trial(snapped, skip_if_exists=False)
 
     def _tell(self, trial, values, metrics, kind, started, questions, key, config, *, state=TrialState.COMPLETE,
-              note: str = "") -> None:
+              note: str = "", scores: dict[str, float] | None = None) -> None:
         for name, value in (("metrics", metrics), ("kind", kind), ("seconds", round(self.clock() - started, 3)),
                             ("questions", questions), ("key", key), ("config", config.model_dump(mode="json")),
                             ("note", note)):
             trial.set_user_attr(name, value)
+        if scores is not None:  # per tuning question: the paired standard error of the choice (choose.py)
+            trial.set_user_attr("scores", scores)
         if state == TrialState.COMPLETE:
             frozen = self.study.tell(trial, list(values))
             self.seen[key] = frozen
@@ -350,7 +355,7 @@ class _Study:
 
     def report(self, message: str) -> None:
         done = [t for t in self.study.trials if t.state.is_finished()]
-        best = self.best_trial()
+        best = self.top_trial()
         deadline = self.deadline()
         eta = None
         if deadline is not None:
@@ -363,12 +368,26 @@ class _Study:
             best_params=dict(best.params) if best else {}, elapsed_s=round(self.clock() - self.started, 2),
             eta_s=None if eta is None else round(eta, 1), message=message))
 
-    def best_trial(self) -> optuna.trial.FrozenTrial | None:
+    def top_trial(self) -> optuna.trial.FrozenTrial | None:
+        """The complete trial with the top tuning score (the progress's "best so far")."""
         complete = [t for t in self.study.trials if t.state == TrialState.COMPLETE]
         if not complete:
             return None
         return max(complete, key=lambda t: (t.values[0], -t.user_attrs.get("metrics", {}).get("context_tokens", 0),
                                             -t.number))
+
+    def choice(self) -> Choice | None:
+        """The trial the study puts forward: the simplest within noise of the top one (``choose.py``)."""
+        complete = [t for t in self.study.trials if t.state == TrialState.COMPLETE and "config" in t.user_attrs]
+        current = {k.path: read(self.current, k.path) for k in self.knobs}
+
+        def moved(t: optuna.trial.FrozenTrial) -> int:
+            config = RAGConfig.model_validate(t.user_attrs["config"])
+            return moved_knobs({k.path: read(config, k.path) for k in self.knobs}, current)
+
+        return simplest_within_noise([
+            Candidate(number=t.number, quality=t.values[0], scores=t.user_attrs.get("scores") or {}, moved=moved(t),
+                      tokens=t.user_attrs.get("metrics", {}).get("context_tokens", 0.0)) for t in complete])
 
     # ------------------------------------------------------------------ proof
 
@@ -385,7 +404,8 @@ class _Study:
         return self.result(status or "complete")
 
     def result(self, status: str) -> TuneResult:
-        best_trial = self.best_trial()
+        choice = self.choice()
+        best_trial = next(t for t in self.study.trials if t.number == choice.chosen) if choice else None
         best = RAGConfig.model_validate(best_trial.user_attrs["config"]) if best_trial else self.current
         self.report("scoring the current and the best configuration on the validation questions")
         per_config = []
@@ -410,7 +430,8 @@ class _Study:
             counts=_counts(records), seconds_by_kind=_seconds_by_kind(records),
             split={"tuning": len(self.tuning), "validation": len(self.validation)},
             knobs=[k.to_dict() for k in self.knobs], pins=dict(self.spec.pins), trust=self.trust(),
-            seconds=round(self.clock() - self.started, 2))
+            seconds=round(self.clock() - self.started, 2), best_trial=choice.chosen if choice else None,
+            top_trial=choice.top if choice else None, chosen_because=choice.why if choice else "")
 
     def trust(self) -> dict[str, Any] | None:
         """How far a drafted set can be trusted: the rank agreement the drafting bench measured (None otherwise)."""

@@ -77,7 +77,7 @@ def test_the_start_moves_one_knob_at_a_time_within_its_range():
     moved = []
     for trial in trials:
         changed = [p for p in trial if p in values and trial[p] != values[p]]
-        assert len(changed) == 1 and not changed[0].startswith("chunking.")  # one knob; never an index build
+        assert len(changed) == 1  # one knob at a time
         path, value = changed[0], trial[changed[0]]
         one = by_path[path]
         assert value in one.choices if one.kind == "categorical" else one.low <= value <= one.high
@@ -87,5 +87,10 @@ def test_the_start_moves_one_knob_at_a_time_within_its_range():
     assert ("retrieval.rrf_k", 4) in moved and ("retrieval.rrf_k", 63) in moved  # geometric: a log-scale knob
     weighted = next(t for t in trials if t["retrieval.fusion"] == "weighted")
     assert weighted["retrieval.hybrid_weight"] == base.retrieval.hybrid_weight and "retrieval.rrf_k" not in weighted
-    assert len(moved) == len(set(moved)) and {p for p, _ in moved} == {
-        k.path for k in knobs if k.section != "chunking" and k.path in values}
+    assert len(moved) == len(set(moved)) and {p for p, _ in moved} == {k.path for k in knobs if k.path in values}
+    # Chunking last (each builds an index), chunk size first among them, on its step: halfway to 128 and to 1024.
+    sections = [path.split(".")[0] for path, _ in moved]
+    assert sections == sorted(sections, key=lambda section: section == "chunking")
+    chunking = [(path, value) for path, value in moved if path.startswith("chunking.")]
+    assert chunking[:2] == [("chunking.max_tokens", 384), ("chunking.max_tokens", 768)]
+    assert ("chunking.strategy", "fixed") in chunking and ("chunking.overlap", 16) in chunking

@@ -102,3 +102,27 @@ def test_tpe_starts_from_the_current_configuration_s_neighbours(tiny_collection)
         assert len(moved) == 1 and moved[0].startswith("retrieval."), trial.params
     drawn = tune_collection(_spec(trials=3, sampler="random"), questions)
     assert sum(v != drawn.trials[0].params.get(p) for p, v in drawn.trials[1].params.items()) > 1  # drawn at random
+
+
+def test_the_study_puts_forward_the_simplest_trial_within_noise_of_the_top_score(tiny_collection):
+    from rag_core.tuning.choose import moved_knobs, paired_se
+
+    _, _, questions = tiny_collection
+    result = tune_collection(_spec(trials=12), questions)
+    study = optuna.load_study(study_name=result.study, storage=storage_url(get_settings()))
+    complete = {t.number: t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE}
+    top = max(complete.values(), key=lambda t: (t.values[0], -t.user_attrs["metrics"]["context_tokens"], -t.number))
+    chosen = complete[result.best_trial]
+    assert result.top_trial == top.number and result.chosen_because
+    assert chosen.user_attrs["config"]["retrieval"] == result.best["retrieval"]  # ``best`` is the trial put forward
+    assert len(chosen.user_attrs["scores"]) == result.split["tuning"] == len(top.user_attrs["scores"])
+    assert top.values[0] - chosen.values[0] <= paired_se(top.user_attrs["scores"], chosen.user_attrs["scores"]) + 1e-9
+    paths = [k["path"] for k in result.knobs]
+
+    def moved(trial) -> int:
+        config = trial.user_attrs["config"]
+        return moved_knobs({p: config[p.split(".")[0]][p.split(".")[1]] for p in paths},
+                           {p: result.current_config[p.split(".")[0]][p.split(".")[1]] for p in paths})
+
+    assert moved(chosen) <= moved(top)
+    assert moved(complete[0]) == 0  # trial 0 is the current configuration

@@ -38,6 +38,8 @@ def headline(stored: StoredTune) -> None:
                    "banner's); significant when the gain is at least 0.01 and p < 0.05")
     questions.metric("Validation / tuning questions", f"{result.split.get('validation', 0)} / "
                      f"{result.split.get('tuning', 0)}")
+    if result.chosen_because:
+        st.caption(md_inert(f"The configuration put forward: {result.chosen_because}."))
     st.caption(md_inert(f"Question set: {stored.question_set} · strategy {result.strategy} · every trial scored at "
                         f"{result.budget} context tokens · study {result.study} · ended: {result.status} after "
                         f"{result.seconds:.0f} s"))
@@ -69,8 +71,14 @@ def pareto(stored: StoredTune) -> None:
     event = st.plotly_chart(charts.pareto_figure(result), key=f"tune_pareto_{stored.job}", on_select="rerun",
                             selection_mode="points")
     front = set(result.pareto)
-    ordered = sorted(trials, key=lambda t: (t.number not in front, t.number))  # the front first
-    labels = {t.number: f"trial {t.number}{' (Pareto front)' if t.number in front else ''}: "
+    # The trial put forward first (the box opens on it), then the front.
+    ordered = sorted(trials, key=lambda t: (t.number != result.best_trial, t.number not in front, t.number))
+    def tags(number: int) -> str:
+        marks = [("put forward", number == result.best_trial), ("top tuning score", number == result.top_trial),
+                 ("Pareto front", number in front)]
+        return f" ({', '.join(name for name, on in marks if on)})" if any(on for _, on in marks) else ""
+
+    labels = {t.number: f"trial {t.number}{tags(t.number)}: "
                         f"{t.metrics.get('quality', 0):.3f} quality, {t.metrics.get('context_tokens', 0):.0f} tokens, "
                         f"{t.metrics.get('latency_ms', 0):.0f} ms" for t in ordered}
     key = f"{FRONT_KEY}_{stored.job}"
