@@ -48,6 +48,7 @@ from rag_core.tuning.split import split_by_document
 from rag_core.types import Document
 
 STARTUP_TRIALS = 4  # trials before the pruner and TPE act on what they saw
+START = "start"  # user attribute of the trials a study starts from (the current configuration, its neighbours)
 # Today's 2-D grid of the Evaluate page's sweep (max tokens × k, every value it offers): the grid baseline.
 SWEEP_GRID = {"chunking.max_tokens": [128, 256, 384, 512, 768, 1024], "retrieval.initial_k": [1, 3, 5, 10, 20]}
 
@@ -117,9 +118,9 @@ def open_study(spec: TuneSpec, questions: QuestionSet, settings: Settings, first
             for cell in cells:
                 study.enqueue_trial(cell)
         elif first is not None:  # the current configuration is trial 0: the baseline every sampler starts from
-            study.enqueue_trial(first)
+            study.enqueue_trial(first, user_attrs={START: "current"})
             for values in start:
-                study.enqueue_trial(values)
+                study.enqueue_trial(values, user_attrs={START: "neighbour"})
     elif stored != fingerprint:
         changed = ", ".join(k for k in fingerprint if stored.get(k) != fingerprint[k])
         raise ValueError(f"study '{name}' tuned something else (different {changed}); choose another study name")
@@ -309,7 +310,9 @@ class _Study:
             if self.spec.multi_objective:
                 return False
             trial.report(summarise_scores(scores, self.metric)["quality"], step)
-            return trial.should_prune()
+            # A start trial runs whole: it is there to say how one knob moves the score (a chunking neighbour has
+            # just built its index), which a quarter of the questions cannot.
+            return trial.should_prune() and START not in trial.user_attrs
 
         scores = self.score(config, self.tuning, index, on_batch)
         summary = summarise_scores(scores, self.metric)

@@ -156,6 +156,19 @@ def test_a_stored_result_shows_the_measured_verdict_and_its_charts(data_dir):
     assert seconds.loc["new chunking", "mean seconds per complete trial"] == 2.0
 
 
+def test_the_trial_put_forward_is_named_and_opens_the_configuration_picker(data_dir):
+    settings = get_settings()
+    save_result(settings, "chosen1", "golden", _spec(), fake_result(settings, significant=True, chosen=(5, 1)))
+    at = _app().run()
+    assert not at.exception, at.exception
+    assert any("The configuration put forward: trial 5 is within one standard error of the top tuning score "
+               "(trial 1)" in c for c in _texts(at.caption))
+    front = at.selectbox(key="tune_front_point_chosen1")
+    assert front.options[:2] == ["trial 5 (put forward, Pareto front): 0.610 quality, 1000 tokens, 11 ms",
+                                 "trial 1 (top tuning score, Pareto front): 0.620 quality, 1100 tokens, 15 ms"]
+    assert front.value == 5
+
+
 def test_not_significant_says_keep_the_current_configuration_first(data_dir):
     _stored(significant=False)
     at = _app().run()
@@ -236,6 +249,7 @@ def test_a_real_study_on_the_sample_documents_shows_what_it_measured(data_dir):
     assert metrics["Gain on validation"] == f"{result.gain:+.3f}" and metrics["p-value"] == f"{result.p_value:.3f}"
     shown = (_texts(at.success) if result.significant else _texts(at.warning))
     assert any(result.recommendation in text.lower() for text in shown)
+    assert result.best_trial is not None and any(result.chosen_because in c for c in _texts(at.caption))
 
 
 def test_without_a_picked_set_only_drafting_is_offered(data_dir):

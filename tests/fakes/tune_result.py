@@ -18,8 +18,10 @@ DISTRIBUTIONS = {"chunking.max_tokens": CategoricalDistribution([256, 512]),
                  "retrieval.initial_k": IntDistribution(1, 30)}
 
 
-def fake_result(settings: Settings, *, significant: bool, study: str = "fake-study") -> TuneResult:
-    """A result of six trials whose study (same trials, same values) is in the data folder's storage."""
+def fake_result(settings: Settings, *, significant: bool, study: str = "fake-study",
+                chosen: tuple[int, int] | None = None) -> TuneResult:
+    """A result of six trials whose study (same trials, same values) is in the data folder's storage; ``chosen``:
+    (the trial put forward, the top-scoring trial), as a study's one-standard-error choice names them."""
     storage = optuna.create_study(study_name=study, storage=storage_url(settings), direction="maximize",
                                   load_if_exists=True)
     records = []
@@ -47,7 +49,10 @@ def fake_result(settings: Settings, *, significant: bool, study: str = "fake-stu
                                                    "stopped": 0, "skipped": 0, "repeats": 0, "retrieval_only": 5,
                                                    "new_chunking": 1},
         seconds_by_kind={"retrieval-only": 0.5, "new chunking": 2.0}, split={"tuning": 20, "validation": 9},
-        knobs=[], pins={}, seconds=61.0)
+        knobs=[], pins={}, seconds=61.0, best_trial=chosen[0] if chosen else None,
+        top_trial=chosen[1] if chosen else None,
+        chosen_because=(f"trial {chosen[0]} is within one standard error of the top tuning score (trial {chosen[1]})"
+                        " and moves the fewest knobs" if chosen else ""))
 
 
 class FakeTune:

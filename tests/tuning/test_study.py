@@ -100,6 +100,9 @@ def test_tpe_starts_from_the_current_configuration_s_neighbours(tiny_collection)
     for trial in tpe.trials[1:6]:  # each moves exactly one retrieval knob of trial 0 (its followers aside)
         moved = [p for p, v in trial.params.items() if p in first and first[p] != v]
         assert len(moved) == 1 and moved[0].startswith("retrieval."), trial.params
+    study = optuna.load_study(study_name=tpe.study, storage=storage_url(get_settings()))
+    assert [t.user_attrs.get("start") for t in study.trials[:3]] == ["current", "neighbour", "neighbour"]
+    assert all(t.state == "complete" for t in tpe.trials[:6])  # a start trial runs whole: it is never pruned
     drawn = tune_collection(_spec(trials=3, sampler="random"), questions)
     assert sum(v != drawn.trials[0].params.get(p) for p, v in drawn.trials[1].params.items()) > 1  # drawn at random
 
