@@ -1,6 +1,7 @@
 """How far a drafted question set can be trusted: does it rank configurations as the human-written set does?
 
-``python -m bench drafted [--n 50,150] [--seeds 0,1,2] [--budget 1000] [--sizes 256,512,1024] [--llm] [--no-publish]``
+``python -m bench drafted [--n 50,150] [--seeds 0,1,2] [--budget 1000] [--sizes 256,512,1024] [--style verbatim|area]
+[--llm] [--no-publish]``
 
 Over the FastAPI docs (155 Markdown files), a grid of configurations — chunk ``max_tokens`` × chunking strategy
 (structure, fixed) × system (one-shot search, offline agent), 12 by default — is scored twice: by a question set
@@ -13,7 +14,9 @@ questions to draft), every configuration's scores and ranks, the drafted
 set's check by the dataset's own ``validate.py``, and the time to draft 50 questions from 30 documents.
 
 Writes ``bench/results/drafted.md`` and ``bench/results/draft_agreement.json`` (what the Evaluate page shows next
-to a drafted set's results). Indexes are built once and reused under ``$RAG_BENCH_DIR`` (``/tmp/rag_bench``), and
+to a drafted set's results); with ``--style area`` (offline questions worded from the page around the passage,
+``rag_core.evaluation.draft``) ``drafted_area.md`` and ``draft_agreement_area.json`` (what the tuner shows for a set
+drafted in that style). Indexes are built once and reused under ``$RAG_BENCH_DIR`` (``/tmp/rag_bench``), and
 so is each configuration's context per question (``drafted_contexts.json``, keyed by index fingerprint, budget,
 question and a hash of the retrieval and agent code): a new draft is scored without searching the human set again.
 """
@@ -35,6 +38,7 @@ from pathlib import Path
 
 from bench.docsqa import SEARCH_DEPTH, SHARED, Item, QASet, fill, load_fastapi, normalize_ws, open_built
 from bench.results_file import RESULTS_DIR, publish
+from rag_core.evaluation.draft import STYLES
 
 DEFAULT_DATA_DIR = Path(os.environ.get("RAG_BENCH_DIR", "/tmp/rag_bench"))
 STRATEGIES = ("structure", "fixed")
@@ -184,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
                         "their mean (default 0,1,2)")
     parser.add_argument("--budget", type=int, default=1000, help="context budget in tokens (default 1000)")
     parser.add_argument("--sizes", default="256,512,1024", help="chunk max_tokens of the grid, comma-separated")
+    parser.add_argument("--style", default="verbatim", choices=STYLES, help="how offline questions are worded "
+                        "(rag_core.evaluation.draft; default verbatim)")
     parser.add_argument("--llm", action="store_true", help="draft with the configured LLM (RAG_LLM_*)")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--no-publish", action="store_true", help="print only; leave bench/results alone")
@@ -213,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in counts:
         for seed in seeds:
             tick = time.perf_counter()
-            draft = draft_questions(qa.docs, n, seed=seed, llm=llm, time_budget_s=600 if llm else 60)
+            draft = draft_questions(qa.docs, n, seed=seed, llm=llm, time_budget_s=600 if llm else 60,
+                                    style=args.style)
             problems = check_spans(draft.questions, qa.docs)
             validation = validate_with_dataset_checker(draft.questions)
             spans = sum(len(p["spans"]) for q in draft.questions for p in q.evidence)
@@ -257,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     for row, hr, dr in zip(rows, human_ranks, drafted_ranks, strict=True):
         row["human_rank"], row["drafted_rank"] = hr, dr
 
-    command = "python -m bench drafted" + (" --llm" if args.llm else "")
+    command = ("python -m bench drafted" + (" --llm" if args.llm else "")
+               + (f" --style {args.style}" if args.style != "verbatim" else ""))
+    suffix = ("_llm" if args.llm else "") + (f"_{args.style}" if args.style != "verbatim" else "")
     first = drafts[largest, seeds[0]]["draft"]
     kinds = ", ".join(f"{k} {v}" for k, v in first.counts().items())
     checked = all(d["validation"]["ok"] for d in drafts.values())
@@ -299,12 +308,14 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_publish:
-        publish("drafted", "# Drafted question sets against the human-written FastAPI set\n\n" + text)
+        publish(f"drafted{suffix.replace('_llm', '')}" if not args.llm else "drafted",
+                "# Drafted question sets against the human-written FastAPI set\n\n" + text)
         figure = {"tau": round(tau_mean, 6), "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus.items()},
                   "p_by_seed": {str(k): round(p, 4) for k, (_, p) in taus.items()},
                   "tau_of_mean_scores": round(tau_of_mean, 4),
                   "metric": "place recall", "corpus": CORPUS, "human_set": "fastapi_docs_qa (80 questions)",
-                  "method": first.method, "drafted": largest, "seeds": seeds, "budget": args.budget,
+                  "method": first.method, "style": args.style, "drafted": largest, "seeds": seeds,
+                  "budget": args.budget,
                   "by_size": [{"drafted": n, "tau": round(size_means[n], 6),
                                "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus_by_size[n].items()}}
                               for n in counts],
@@ -312,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
                   "seconds_50_from_30": round(seconds_50_from_30, 3), "validator_ok": checked,
                   "spans_not_verbatim": sum(d["problems"] for d in drafts.values()), "command": command,
                   "measured": datetime.now(UTC).strftime("%Y-%m-%d")}
-        path = RESULTS_DIR / f"draft_agreement{'_llm' if args.llm else ''}.json"
+        path = RESULTS_DIR / f"draft_agreement{suffix}.json"
         path.write_text(json.dumps(figure, indent=1) + "\n", encoding="utf-8")
     return 0
 

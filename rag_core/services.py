@@ -132,16 +132,18 @@ def collection_documents(name: str, settings: Settings | None = None) -> list:
 
 
 def tune_collection(spec, questions=None, *, draft: int = 0, settings: Settings | None = None, progress=None,
-                    should_stop=None):
+                    should_stop=None, draft_style: str | None = None):
     """Run a tuning study (``rag_core.tuning.run_study``) on collection ``spec.collection``.
 
     ``questions`` is a ``QuestionSet``; without one, ``draft`` questions are drafted offline from the collection's
-    documents (seeded by ``spec.seed``). The current configuration is the active one with the collection's own
-    chunking and embedder (what a search of the collection uses today), so its index is the collection itself.
+    documents (seeded by ``spec.seed``, worded in ``draft_style``: the tuner's ``DRAFT_STYLE`` by default). The
+    current configuration is the active one with the collection's own chunking and embedder (what a search of the
+    collection uses today), so its index is the collection itself.
     """
     from rag_core.serving.activestate import active_config
     from rag_core.stores.collections import read_manifest
     from rag_core.tuning import TuneInputs, run_study
+    from rag_core.tuning.study import DRAFT_STYLE
 
     settings = settings or get_settings()
     documents = collection_documents(spec.collection, settings)
@@ -150,7 +152,8 @@ def tune_collection(spec, questions=None, *, draft: int = 0, settings: Settings 
             raise ValueError("give a question set, or a number of questions to draft from the collection")
         from rag_core.evaluation.draft import draft_questions
 
-        questions = draft_questions(documents, draft, seed=spec.seed).question_set(f"drafted from {spec.collection}")
+        questions = draft_questions(documents, draft, seed=spec.seed, style=draft_style or DRAFT_STYLE).question_set(
+            f"drafted from {spec.collection}")
     manifest = read_manifest(spec.collection, settings)
     embedder, dim = collection_embedder(manifest, None)
     update = {"embedding": {"embedder": embedder, "hash_dim": dim}}

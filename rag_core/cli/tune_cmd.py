@@ -17,6 +17,9 @@ def register(subparsers) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--questions", metavar="FILE", help="CSV or JSONL question set ('golden': the built-in one)")
     source.add_argument("--draft", type=int, metavar="N", help="draft N questions offline from the documents first")
+    parser.add_argument("--draft-style", choices=("verbatim", "area"), default=None,
+                        help="how --draft words its questions (rag_core.evaluation.draft; default: the tuner's, "
+                        "rag_core.tuning.study.DRAFT_STYLE)")
     parser.add_argument("--strategy", choices=TUNE_STRATEGIES, default="search",
                         help="tune one-shot search or the agent (default search)")
     parser.add_argument("--budget", type=int, default=1500, help="context tokens every trial is scored at "
@@ -77,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                     multi_objective=args.multi_objective, study_name=args.study)
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the command prints its own progress lines
     result = tune_collection(spec, _questions(args), draft=args.draft or 0, settings=settings,
+                             draft_style=args.draft_style,
                              progress=None if args.json else _progress)
     if args.save:
         ConfigStore.for_settings(settings).save(RAGConfig.model_validate({**result.best, "name": args.save}))

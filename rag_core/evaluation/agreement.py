@@ -38,10 +38,15 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     return (concordant - discordant) / denominator if denominator else 0.0
 
 
-def load_agreement(path: Path | str | None = None) -> dict[str, Any] | None:
-    """The bench's published agreement figure (``tau``, ``corpus``, ``configs`` ...), or None when it was never
-    run or the file is unreadable."""
-    path = Path(path or AGREEMENT_PATH)
+def agreement_path(style: str = "verbatim") -> Path:
+    """Where ``bench drafted`` publishes the figure of sets drafted in ``style`` (``--style``)."""
+    return AGREEMENT_PATH if style == "verbatim" else AGREEMENT_PATH.with_name(f"draft_agreement_{style}.json")
+
+
+def load_agreement(path: Path | str | None = None, style: str = "verbatim") -> dict[str, Any] | None:
+    """The bench's published agreement figure (``tau``, ``corpus``, ``configs`` ...) of sets drafted in ``style``,
+    or None when it was never run or the file is unreadable."""
+    path = Path(path or agreement_path(style))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -98,6 +98,12 @@ class DraftResult:
                 "notes": self.notes}
 
 
+def drafted_style(source: str) -> str:
+    """The offline style a question set was drafted in, told by its ``source`` (the draft's label): ``area`` or
+    ``verbatim`` (also for an LLM's or any other set: the figure it is compared with is the verbatim one)."""
+    return "area" if source == AREA_LABEL else "verbatim"
+
+
 def question_record(question: Question) -> dict[str, Any]:
     """One question as a JSONL record of the evidence-span format (what ``parse_jsonl`` reads back)."""
     record: dict[str, Any] = {"id": question.id, "question": question.question}

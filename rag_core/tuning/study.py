@@ -29,6 +29,7 @@ from optuna.trial import TrialState
 
 from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
+from rag_core.evaluation.draft import drafted_style
 from rag_core.evaluation.questions import QuestionSet
 from rag_core.tuning.choose import Candidate, Choice, moved_knobs, simplest_within_noise
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
@@ -47,6 +48,9 @@ from rag_core.tuning.space import ACTIVE_WHEN, Knob, apply, knob, knobs_for, nei
 from rag_core.tuning.split import split_by_document
 from rag_core.types import Document
 
+# How the tuner drafts questions when asked to (``tune --draft``, the Tune tab's "draft first"): the offline style
+# (rag_core.evaluation.draft.STYLES) whose sets rank configurations most like human questions in ``bench drafted``.
+DRAFT_STYLE = "verbatim"
 STARTUP_TRIALS = 4  # trials before the pruner and TPE act on what they saw
 START = "start"  # user attribute of the trials a study starts from (the current configuration, its neighbours)
 # Today's 2-D grid of the Evaluate page's sweep (max tokens × k, every value it offers): the grid baseline.
@@ -440,10 +444,12 @@ class _Study:
         """How far a drafted set can be trusted: the rank agreement the drafting bench measured (None otherwise)."""
         if self.inputs.questions.kind != "drafted":
             return None
-        agreement = load_agreement()
+        style = drafted_style(self.inputs.questions.source)
+        agreement = load_agreement(style=style)
         if agreement is None:
-            return {"tau": None, "note": "the drafted set's agreement with human questions was never measured "
-                                         "(python -m bench drafted)"}
+            command = "python -m bench drafted" + ("" if style == "verbatim" else f" --style {style}")
+            return {"tau": None, "note": f"the agreement of sets drafted in the {style} style with human questions "
+                                         f"was never measured ({command})"}
         return {"tau": agreement["tau"], "corpus": agreement.get("corpus", ""),
                 "human_set": agreement.get("human_set", ""), "metric": agreement.get("metric", ""),
                 "note": "Kendall's tau between the rankings of configurations by a drafted set and by human-written "

@@ -129,3 +129,19 @@ def test_the_study_puts_forward_the_simplest_trial_within_noise_of_the_top_score
 
     assert moved(chosen) <= moved(top)
     assert moved(complete[0]) == 0  # trial 0 is the current configuration
+
+
+def test_a_drafted_set_carries_the_trust_measured_for_its_own_style(tiny_collection, tmp_path, monkeypatch):
+    import json
+
+    from rag_core.evaluation import agreement
+
+    monkeypatch.setattr(agreement, "AGREEMENT_PATH", tmp_path / "draft_agreement.json")
+    (tmp_path / "draft_agreement.json").write_text(json.dumps({"tau": 0.62, "corpus": "verbatim corpus"}))
+    verbatim = tune_collection(_spec(trials=1), None, draft=20, draft_style="verbatim")
+    assert verbatim.trust["tau"] == 0.62
+    area = tune_collection(_spec(trials=1, seed=1), None, draft=20, draft_style="area")
+    assert area.trust["tau"] is None and "python -m bench drafted --style area" in area.trust["note"]
+    (tmp_path / "draft_agreement_area.json").write_text(json.dumps({"tau": 0.7, "corpus": "area corpus"}))
+    area = tune_collection(_spec(trials=1, seed=2), None, draft=20, draft_style="area")
+    assert area.trust["tau"] == 0.7 and area.trust["corpus"] == "area corpus"
