@@ -177,7 +177,7 @@ def test_record_eight_sessions_searching_during_a_study_and_an_ingest(served, br
     finally:
         for context in contexts:
             context.close()
-    lines = ["# Eight browser sessions searching during an ingest (real browser)", "",
+    lines = ["# Eight browser sessions searching during a tuning study and during an ingest (real browser)", "",
              f"{SESSIONS} Chromium sessions on the Retrieval Lab of `streamlit run app.py` (the samples, MiniLM), "
              f"each sending its next search once its last one is drawn, for {PHASE_S} s per phase: first with no "
              f"job, then while a {TUNE_MINUTES}-minute study started on Evaluate › Tune runs (it was {study}), "

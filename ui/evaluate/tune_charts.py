@@ -98,19 +98,22 @@ def slice_figure(result: TuneResult, path: str) -> go.Figure | None:
     return figure
 
 
+PUT_FORWARD = "configuration put forward"  # the study's choice: rag_core/tuning/choose.py
+
+
 def validation_frame(result: TuneResult) -> pd.DataFrame:
-    """The current and the best configuration's metrics on the validation questions, side by side."""
+    """The current configuration's and the one put forward's metrics on the validation questions, side by side."""
     names = [n for n in result.current if n in result.best_metrics]
     rows = [{"metric": "quality (" + metric_label(result) + ")" if n == "quality" else n,
-             "current configuration": result.current[n], "best trial": result.best_metrics[n],
+             "current configuration": result.current[n], PUT_FORWARD: result.best_metrics[n],
              "difference": result.best_metrics[n] - result.current[n]} for n in names]
-    return pd.DataFrame(rows, columns=["metric", "current configuration", "best trial", "difference"])
+    return pd.DataFrame(rows, columns=["metric", "current configuration", PUT_FORWARD, "difference"])
 
 
 def validation_figure(result: TuneResult) -> go.Figure:
     current, best = result.current.get("quality", 0.0), result.best_metrics.get("quality", 0.0)
     low, high = result.interval
-    figure = go.Figure(go.Bar(x=["current configuration", "best trial"], y=[current, best],
+    figure = go.Figure(go.Bar(x=["current configuration", PUT_FORWARD], y=[current, best],
                               text=[f"{current:.3f}", f"{best:.3f}"], textposition="auto",
                               error_y={"type": "data", "symmetric": False, "array": [0, max(0.0, high - result.gain)],
                                        "arrayminus": [0, max(0.0, result.gain - low)]}))

@@ -26,12 +26,13 @@ def headline(stored: StoredTune) -> None:
         st.warning("This study was cancelled: what follows is measured on the trials it ran before.")
     if not result.significant:
         st.warning(f"### Keep the current configuration\nRecommendation: **{md_escape(result.recommendation)}**. "
-                   f"The best trial's gain on the validation questions ({result.gain:+.3f}) is not significant.")
+                   f"The gain of the configuration put forward on the validation questions ({result.gain:+.3f}) is not "
+                   "significant.")
     else:
         st.success(f"### Recommendation: {md_escape(result.recommendation)}")
     gain, interval, p_value, questions = st.columns(4)
-    gain.metric("Gain on validation", f"{result.gain:+.3f}", help=f"{charts.metric_label(result)}, best trial "
-                "minus the current configuration, on questions the search never saw")
+    gain.metric("Gain on validation", f"{result.gain:+.3f}", help=f"{charts.metric_label(result)}, the trial "
+                "put forward minus the current configuration, on questions the search never saw")
     interval.metric("95 % interval", f"{result.interval[0]:+.3f} to {result.interval[1]:+.3f}",
                     help="Seeded paired bootstrap interval of the mean gain")
     p_value.metric("p-value", f"{result.p_value:.3f}", help="One-sided paired sign-flip test (the regression "
@@ -124,11 +125,11 @@ def counts(stored: StoredTune) -> None:
 
 
 def use_configuration(stored: StoredTune) -> None:
-    """Save the best trial's configuration by name, make it active and start its re-index (Chunk Explorer's path)."""
+    """Save the configuration put forward by name, make it active and start its re-index (Chunk Explorer's path)."""
     result = stored.result
     st.subheader("Use this configuration")
     if not result.significant:
-        st.caption(f"The validation says **{KEEP}**; you can still use the best trial's configuration.")
+        st.caption(f"The validation says **{KEEP}**; you can still use the configuration put forward.")
     name = st.text_input("Save it as", key=SAVE_NAME_KEY, placeholder="e.g. tuned-docs",
                          help="A new saved configuration (a snapshot); it also becomes the active one.")
     if not st.button("Use this configuration", key="tune_use", type="primary"):
