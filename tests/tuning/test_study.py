@@ -145,3 +145,5 @@ def test_a_drafted_set_carries_the_trust_measured_for_its_own_style(tiny_collect
     (tmp_path / "draft_agreement_area.json").write_text(json.dumps({"tau": 0.7, "corpus": "area corpus"}))
     area = tune_collection(_spec(trials=1, seed=2), None, draft=20, draft_style="area")
     assert area.trust["tau"] == 0.7 and area.trust["corpus"] == "area corpus"
+    default = tune_collection(_spec(trials=1, seed=3), None, draft=20)  # the tuner drafts in the area style
+    assert default.trust["tau"] == 0.7
