@@ -82,7 +82,8 @@ def form(question_set) -> None:
         st.caption(f"Tunes on **{md_escape(question_set.name)}** ({len(question_set.questions)} questions).")
     else:
         st.caption(f"{DRAFT_N} questions are drafted offline from the documents of the index searches use, inside "
-                   "the job, before the search starts.")
+                   "the job, before the search starts. They ask about a section in words of the page around it, "
+                   "not the passage's own, as a user who knows the area would.")
     active = state.active_config()
     left, middle, right = st.columns(3)
     strategy = left.radio("Strategy", list(TUNE_STRATEGIES), key=STRATEGY_KEY, horizontal=True,
