@@ -58,3 +58,26 @@ def test_a_bad_pin_or_an_unknown_saved_config_is_one_line(tiny_collection, capsy
 
 def test_the_cli_offers_the_engines_strategies():
     assert TUNE_STRATEGIES == ENGINE_STRATEGIES
+
+
+def test_tune_drafts_in_the_style_asked_and_names_the_trial_put_forward(tiny_collection, capsys):
+    name, _, _ = tiny_collection
+    capsys.readouterr()
+    outputs = {}
+    for style in ("area", "verbatim"):
+        code = main(["tune", "--collection", name, "--draft", "20", "--draft-style", style, "--trials", "2",
+                     "--budget", "300", "--seed", str(len(outputs)), "--json"])
+        assert code == 0
+        outputs[style] = json.loads(capsys.readouterr().out)
+    for out in outputs.values():
+        assert out["best_trial"] in {t["number"] for t in out["trials"]} and out["chosen_because"]
+        assert out["top_trial"] is not None
+    # each drafted set carries the agreement figure of its own style (``bench drafted [--style area]``)
+    from rag_core.evaluation.agreement import load_agreement
+
+    for style, out in outputs.items():
+        figure = load_agreement(style=style)
+        assert out["trust"]["tau"] == (figure["tau"] if figure else None)
+    with pytest.raises(SystemExit) as refused:  # argparse's one-line refusal
+        main(["tune", "--collection", name, "--draft", "20", "--draft-style", "nope"])
+    assert refused.value.code == 2 and "--draft-style" in capsys.readouterr().err
