@@ -1,15 +1,15 @@
-"""Run a tuning study: Optuna's TPE (or random) sampler over the knobs, trials scored on the tuning questions,
-the winner proven on the validation questions.
+"""Run a tuning study: Optuna's TPE (or random) sampler over the knobs, trials scored on the tuning questions, the
+simplest trial within noise of the top score put forward (``choose.py``) and proven on the validation questions.
 
 One trial = one configuration: the current configuration with the pins and the sampled knob values, scored at the
 user's budget. Cheap where it can be: a trial whose chunking was built before reuses that index (retrieval-only),
 a repeated configuration reuses its measured scores, and a single-objective trial reports its running mean after
 each batch of questions so Optuna's ``MedianPruner`` stops one that trails the median of earlier trials at the same
-point. A new chunking is built only after ``STARTUP_TRIALS`` complete trials on the indexes there are, while the time
-left covers a build (1.5 × the mean build so far; the first one only in the first half of the time), and at most
-``max_chunkings`` per study;
-otherwise the trial is skipped and asked again with the nearest built chunking. The study is kept in an SQLite
-file in the data folder (Optuna's RDB storage), so it survives a restart and resumes by name.
+point (never a start trial: the current configuration and its one-at-a-time neighbours run whole). A new chunking
+is built only after ``STARTUP_TRIALS`` complete trials on the indexes there are, while the time left covers a build
+(1.5 × the mean build so far; the first one only in the first half of the time), and at most ``max_chunkings`` per
+study; otherwise the trial is skipped and asked again with the nearest built chunking. The study is kept in an
+SQLite file in the data folder (Optuna's RDB storage), so it survives a restart and resumes by name.
 """
 
 from __future__ import annotations
