@@ -30,7 +30,7 @@ def headline(stored: StoredTune) -> None:
                    "significant.")
     else:
         st.success(f"### Recommendation: {md_escape(result.recommendation)}")
-    gain, interval, p_value, questions = st.columns(4)
+    gain, interval, p_value, questions = st.columns([1, 1.5, 0.8, 1])  # the interval is the widest value
     gain.metric("Gain on validation", f"{result.gain:+.3f}", help=f"{charts.metric_label(result)}, the trial "
                 "put forward minus the current configuration, on questions the search never saw")
     interval.metric("95 % interval", f"{result.interval[0]:+.3f} to {result.interval[1]:+.3f}",
