@@ -40,6 +40,11 @@ class Choice:
     why: str
 
 
+def top_order(quality: float, tokens: float, number: int) -> tuple[float, float, int]:
+    """The order of "top tuning score": higher score, then fewer context tokens, then the earlier trial (max wins)."""
+    return quality, -tokens, -number
+
+
 def paired_se(top: Mapping[str, float], other: Mapping[str, float]) -> float:
     """The standard error of the mean per-question difference between two trials on their common questions
     (infinite when fewer than two are common: nothing can be told apart)."""
@@ -55,7 +60,7 @@ def simplest_within_noise(candidates: Sequence[Candidate]) -> Choice | None:
     only when it ties the top score."""
     if not candidates:
         return None
-    top = max(candidates, key=lambda c: (c.quality, -c.tokens, -c.number))
+    top = max(candidates, key=lambda c: top_order(c.quality, c.tokens, c.number))
     within = []
     for one in candidates:
         se = paired_se(top.scores, one.scores) if one.scores and top.scores else 0.0

@@ -31,7 +31,7 @@ from rag_core.config import RAGConfig, Settings
 from rag_core.evaluation.agreement import load_agreement
 from rag_core.evaluation.draft import drafted_style
 from rag_core.evaluation.questions import QuestionSet
-from rag_core.tuning.choose import Candidate, Choice, moved_knobs, simplest_within_noise
+from rag_core.tuning.choose import Candidate, Choice, moved_knobs, simplest_within_noise, top_order
 from rag_core.tuning.models import TrialRecord, TuneProgress, TuneResult, TuneSpec
 from rag_core.tuning.objective import (
     BuildStopped,
@@ -383,8 +383,8 @@ class _Study:
         complete = [t for t in self.study.trials if t.state == TrialState.COMPLETE]
         if not complete:
             return None
-        return max(complete, key=lambda t: (t.values[0], -t.user_attrs.get("metrics", {}).get("context_tokens", 0),
-                                            -t.number))
+        return max(complete, key=lambda t: top_order(t.values[0], t.user_attrs.get("metrics", {}).get(
+            "context_tokens", 0), t.number))
 
     def choice(self) -> Choice | None:
         """The trial the study puts forward: the simplest within noise of the top one (``choose.py``)."""
