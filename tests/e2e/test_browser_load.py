@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.serving import REPO, require_browser, serve_app
-from tests.e2e.test_browser import _generated_notes, _open, _settle
+from tests.e2e.test_browser import _generated_notes, _open
+from tests.e2e.test_browser_tune import start_study
 
 pytestmark = pytest.mark.browser
 
@@ -56,15 +57,7 @@ def _job_states(data_dir: Path, kind: str = "") -> list[str]:
 
 def _start_study(page, url: str, data_dir: Path) -> None:
     """Start a TUNE_MINUTES study on Evaluate › Tune (the page's own question set) and wait until it runs."""
-    _open(page, url, "Evaluate")
-    page.get_by_role("tab", name="Tune").click()
-    _settle(page)
-    minutes = page.locator('[role="tabpanel"]:visible [data-testid="stNumberInput"]').filter(
-        has_text="Time budget").locator("input")
-    minutes.fill(str(TUNE_MINUTES))
-    minutes.press("Enter")
-    _settle(page)
-    page.locator('[role="tabpanel"]:visible').get_by_role("button", name="Start tuning").click()
+    start_study(page, url, TUNE_MINUTES)
     deadline = time.monotonic() + 120
     while "running" not in _job_states(data_dir, "tune"):
         assert time.monotonic() < deadline, "the study did not start"

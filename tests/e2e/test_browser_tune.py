@@ -59,16 +59,21 @@ def _panel(page):
     return page.locator('[role="tabpanel"]:visible')
 
 
-def test_a_study_runs_survives_a_reload_and_shows_its_result(served, page):
-    url, data_dir = served
+def start_study(page, url: str, minutes: float) -> None:
+    """Open Evaluate › Tune, set the time budget to ``minutes`` and click Start tuning (the page's question set)."""
     _open(page, url, "Evaluate")
     page.get_by_role("tab", name="Tune").click()
     _settle(page)
-    minutes = _panel(page).locator('[data-testid="stNumberInput"]').filter(has_text="Time budget").locator("input")
-    minutes.fill("0.5")
-    minutes.press("Enter")
+    box = _panel(page).locator('[data-testid="stNumberInput"]').filter(has_text="Time budget").locator("input")
+    box.fill(f"{minutes:g}")
+    box.press("Enter")
     _settle(page)
     _panel(page).get_by_role("button", name="Start tuning").click()
+
+
+def test_a_study_runs_survives_a_reload_and_shows_its_result(served, page):
+    url, data_dir = served
+    start_study(page, url, 0.5)
     page.get_by_text("Trials done").first.wait_for(timeout=60_000)
     assert _tune_jobs(data_dir)[-1]["state"] in ("queued", "running")
     _reload(page)
