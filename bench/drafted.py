@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_publish:
-        publish(f"drafted{suffix.replace('_llm', '')}" if not args.llm else "drafted",
+        publish("drafted" if args.llm else f"drafted{suffix}",
                 "# Drafted question sets against the human-written FastAPI set\n\n" + text)
         figure = {"tau": round(tau_mean, 6), "tau_by_seed": {str(k): round(t, 4) for k, (t, _) in taus.items()},
                   "p_by_seed": {str(k): round(p, 4) for k, (_, p) in taus.items()},

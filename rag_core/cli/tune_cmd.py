@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from rag_core.evaluation.draft import STYLES
+
 # rag_core.tuning.space.TUNE_STRATEGIES (not imported here: the package loads Optuna; a test keeps them equal).
 TUNE_STRATEGIES = ("search", "agent")
 
@@ -17,7 +19,7 @@ def register(subparsers) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--questions", metavar="FILE", help="CSV or JSONL question set ('golden': the built-in one)")
     source.add_argument("--draft", type=int, metavar="N", help="draft N questions offline from the documents first")
-    parser.add_argument("--draft-style", choices=("verbatim", "area"), default=None,
+    parser.add_argument("--draft-style", choices=STYLES, default=None,
                         help="how --draft words its questions (rag_core.evaluation.draft; default: the tuner's, "
                         "rag_core.tuning.study.DRAFT_STYLE)")
     parser.add_argument("--strategy", choices=TUNE_STRATEGIES, default="search",

@@ -185,7 +185,6 @@ class _Corpus:
         return sorted(words, key=lambda w: (-weight(w), words.index(w)))[:count]
 
 
-
 def _topic(corpus: _Corpus, section: Section) -> str:
     """The section's heading as a short lower-cased phrase: for headings of 3+ words, at most 3 of its content words
     (the most common dropped first), never the whole heading word for word; the document's topic for a heading of

@@ -74,10 +74,12 @@ def pareto(stored: StoredTune) -> None:
     front = set(result.pareto)
     # The trial put forward first (the box opens on it), then the front.
     ordered = sorted(trials, key=lambda t: (t.number != result.best_trial, t.number not in front, t.number))
+
     def tags(number: int) -> str:
-        marks = [("put forward", number == result.best_trial), ("top tuning score", number == result.top_trial),
-                 ("Pareto front", number in front)]
-        return f" ({', '.join(name for name, on in marks if on)})" if any(on for _, on in marks) else ""
+        marks = [name for name, on in (("put forward", number == result.best_trial),
+                                       ("top tuning score", number == result.top_trial),
+                                       ("Pareto front", number in front)) if on]
+        return f" ({', '.join(marks)})" if marks else ""
 
     labels = {t.number: f"trial {t.number}{tags(t.number)}: "
                         f"{t.metrics.get('quality', 0):.3f} quality, {t.metrics.get('context_tokens', 0):.0f} tokens, "
