@@ -93,6 +93,21 @@ def open_chunk(doc_id: str, chunk_id: str, chunking: ChunkingConfig | None = Non
                                                "chunking": link.chunking}
 
 
+def chunk_page_link(doc_id: str, chunk_id: str, label: str, help: str, chunking: ChunkingConfig | None = None,
+                    disabled: bool = False) -> None:
+    """A link (not a button) to the Chunk Explorer on ``chunk_id`` chunked with ``chunking`` (None: the active
+    settings), for anything drawn inside an ``st.fragment(run_every=…)``.
+
+    Why not ``open_chunk``: ``st.switch_page`` from a fragment that refreshes on a timer races the browser's timer.
+    A refresh the browser sends before it learns of the switch still names the old page; it runs after the
+    Explorer and the browser clears the page for it, leaving the Explorer blank until the next click (seen in a
+    real browser on a loaded 2-core machine). A link is followed by the browser itself, which moves its timers to
+    the new page first."""
+    link = ChunkLink(doc_id, chunk_id, chunking)
+    st.page_link(state.PAGES["explorer"], label=label, icon=":material/view_agenda:", help=help, disabled=disabled,
+                 query_params=link.params())
+
+
 def open_hit(hit) -> None:
     """The Chunk Explorer on a hit's chunk; a web result is no stored document: its address is shown (as text)
     instead of opening an unrelated document."""

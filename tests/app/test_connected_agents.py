@@ -45,6 +45,18 @@ def _labels(at) -> list[str]:
     return [e.label for e in at.expander]
 
 
+def _follow(at, label_end: str):
+    """Follow the Explorer link whose label ends with ``label_end`` as a browser does: the Explorer page with the
+    link's query string (AppTest cannot click a link)."""
+    from urllib.parse import parse_qsl
+
+    link = next(e.proto for e in at.get("page_link") if e.proto.label.endswith(label_end))
+    assert link.page == "chunk_explorer" and not link.disabled, link
+    at.query_params.update(dict(parse_qsl(link.query_string)))
+    at.switch_page("views/chunk_explorer.py").run()
+    return link
+
+
 def test_no_calls_yet_says_how_to_get_some(indexed):
     at = _playground()
     assert any("No agent has called the tools yet" in i.value for i in at.info)
@@ -69,8 +81,8 @@ def test_calls_are_drawn_newest_first_and_a_chunk_opens_in_the_explorer(indexed,
     at.selectbox(key="mcp_client").select("claude-desktop").run()
     assert [label for label in _labels(at) if " · " in label] == labels[2:]
     at.selectbox(key="mcp_client").select("all clients").run()
-    button = next(b for b in at.button if b.label == "1. guide\\.md › Keys")
-    button.click().run()
+    link = _follow(at, "1. guide\\.md › Keys")
+    assert f"chunk={chunk.id}" in link.query_string and "strategy=structure" in link.query_string
     assert not at.exception
     assert at.radio(key="explorer_view").value == "Source"
     assert at.session_state["explorer_selected"] == chunk.id
@@ -91,7 +103,7 @@ def test_a_call_is_drawn_as_the_agents_step_with_its_title_facts_and_hits_table(
     (table,) = [d.value for d in at.dataframe]
     assert list(table["source"]) == ["guide.md"] * len(chunk_ids) and "Wrenfall guide › Keys" in list(table["heading"])
     assert "relevance" in table.columns
-    next(b for b in at.button if b.label.endswith("guide\\.md › Keys")).click().run()
+    _follow(at, "guide\\.md › Keys")
     assert not at.exception and at.session_state["explorer_selected"] in chunk_ids
 
 

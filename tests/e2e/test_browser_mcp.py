@@ -1,6 +1,6 @@
 """The Playground's Connected agents view in a real browser, fed by a real MCP session: an SDK client calls the
 stdio server while the page is open, the call appears without a reload (the live timeline), and its chunk opens
-in the Chunk Explorer."""
+in the Chunk Explorer (the Explorer drawn in full, though the timeline refreshed while it opened)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def test_a_real_agent_session_shows_live_and_its_chunk_opens_in_the_explorer(bro
             page.wait_for_timeout(500)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "connected_agents.png"), full_page=True)
-            call.locator('[data-testid="stButton"] button').filter(has_text="guide.md").first.click()
+            # A link, followed by the browser while the timeline keeps refreshing (explorer_link.chunk_page_link).
+            call.get_by_role("link").filter(has_text="guide.md").first.click()
             _settle(page)
             assert "/chunk_explorer?" in page.url and f"chunk={chunk_ids[0]}" in page.url
             page.screenshot(path=str(ARTIFACTS / "connected_agents_explorer.png"), full_page=True)

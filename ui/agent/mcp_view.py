@@ -86,9 +86,9 @@ def calls_timeline() -> None:
     st.caption(f"{min(len(shown), SHOWN)} latest of {len(shown)} call(s), newest first · refreshed every "
                f"{REFRESH_S:.0f} s")
     index = state.guarded(state.active_index, "Opening the index")
-    for number, call in enumerate(shown[:SHOWN]):
+    for call in shown[:SHOWN]:
         with st.expander(call_label(call)):
-            render_call(call, index, f"mcp-{number}-{call.get('time')}")
+            render_call(call, index)
 
 
 def call_step(call: dict) -> AgentStep:
@@ -106,9 +106,9 @@ def call_step(call: dict) -> AgentStep:
     return step
 
 
-def render_call(call: dict, index, key: str) -> None:
+def render_call(call: dict, index) -> None:
     """One call: the agent's step title, its arguments (shown as code: they come from the agent), its error, the
-    agent's facts line and hits table (``agent_view.render_step_facts``), its chunks as buttons."""
+    agent's facts line and hits table (``agent_view.render_step_facts``), its chunks as links to the Explorer."""
     step = call_step(call)
     st.markdown(f"**{agent_text.step_title(step, index)}**")
     st.code(call.get("arguments") or "{}", language="json")
@@ -127,9 +127,11 @@ def render_call(call: dict, index, key: str) -> None:
                 doc_id = chunk.doc_id
             else:
                 label, full = f"chunk {chunk_id[:8]}", "not in the serving index any more"
-            if st.button(f"{position + 1}. {label}", key=f"{key}-{position}", disabled=not doc_id,
-                         help=f"{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer"):
-                explorer_link.open_chunk(doc_id, chunk_id)
+            # A link, not a button: this is drawn inside the timeline's refreshing fragment (chunk_page_link).
+            explorer_link.chunk_page_link(doc_id, chunk_id, f"{position + 1}. {label}",
+                                          f"{full}\n\nOpen chunk `{chunk_id}` in the Chunk Explorer",
+                                          chunking=index.chunking if chunk is not None else None,
+                                          disabled=not doc_id)
 
 
 def _served_line(config_name: str | None) -> None:
